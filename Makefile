@@ -1,0 +1,42 @@
+# GPU Ledger: `make run` (nightly job on the bundled samples) and `make test` (whole suite).
+# Each target bootstraps its own environment: a pinned uv, then the locked dependencies.
+SHELL := /bin/bash
+PYTHON ?= python3
+UV_VERSION := 0.13.9
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+VENV := .venv
+STAMP := $(VENV)/.synced-$(shell cat uv.lock pyproject.toml | sha256sum | cut -c1-12)
+export UV_COMPILE_BYTECODE := 1
+export UV_PYTHON := $(shell command -v $(PYTHON))
+
+.PHONY: setup run test test-fast dashboard browser clean
+
+$(UV):
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet uv==$(UV_VERSION)
+
+$(STAMP): $(UV) pyproject.toml uv.lock
+	$(UV) sync --frozen --quiet
+	rm -f $(VENV)/.synced-*
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+run: setup
+	$(VENV)/bin/gpu-ledger run
+
+test: setup browser
+	$(VENV)/bin/python -m pytest -q
+
+test-fast: setup
+	$(VENV)/bin/python -m pytest -q -m "not browser and not e2e"
+
+dashboard: setup
+	$(VENV)/bin/gpu-ledger dashboard
+
+browser:
+	@bash scripts/ensure_chromium.sh
+
+clean:
+	rm -rf $(VENV) $(TOOLS) warehouse/home dbt/target

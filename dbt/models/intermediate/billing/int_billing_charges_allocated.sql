@@ -1,0 +1,107 @@
+-- Allocation keys for every current charge: team, workload and environment from tags, with the
+-- registry's precedence (policies.tag_keys; keys compared case- and whitespace-insensitively,
+-- values matched against team ids and aliases), then sub-account mappings. What resolves to
+-- nothing is '(unallocated)', never dropped.
+with charges as (
+    select * from {{ ref('int_billing_charges_current') }}
+),
+
+policies as (
+    select * from {{ ref('stg_registry__policies') }} where policy = 'tag_keys'
+),
+
+teams as (
+    select * from {{ ref('stg_registry__teams') }}
+),
+
+workloads as (
+    select * from {{ ref('stg_registry__workloads') }}
+),
+
+mappings as (
+    select * from {{ ref('stg_registry__mappings') }}
+),
+
+key_lists as (
+    select 'team' as dimension, from_json(value -> 'team', '["VARCHAR"]') as keys from policies
+    union all
+    select 'workload', from_json(value -> 'workload', '["VARCHAR"]') from policies
+    union all
+    select 'environment', from_json(value -> 'environment', '["VARCHAR"]') from policies
+),
+
+key_rank as (
+    select dimension, lower(trim(unnest(keys))) as tag_key, generate_subscripts(keys, 1) as key_rank
+    from key_lists
+),
+
+charge_tags as (
+    select charges.charge_key, lower(trim(t.key)) as tag_key, trim(t.value ->> '$') as tag_value
+    from charges, json_each(charges.Tags) as t
+    where charges.Tags is not null
+),
+
+team_names as (
+    select lower(team_id) as match_value, team_id from teams
+    union
+    select lower(trim(unnest(from_json(aliases, '["VARCHAR"]')))), team_id from teams
+    union
+    select match_value, team_id from mappings where kind = 'tag_value' and team_id is not null
+),
+
+team_from_tags as (
+    select charge_tags.charge_key, arg_min(team_names.team_id, key_rank.key_rank) as team_id
+    from charge_tags
+    inner join key_rank on key_rank.dimension = 'team' and key_rank.tag_key = charge_tags.tag_key
+    inner join team_names on team_names.match_value = lower(charge_tags.tag_value)
+    group by all
+),
+
+workload_from_tags as (
+    select charge_tags.charge_key, arg_min(workloads.workload_id, key_rank.key_rank) as workload_id
+    from charge_tags
+    inner join key_rank on key_rank.dimension = 'workload' and key_rank.tag_key = charge_tags.tag_key
+    inner join workloads on lower(workloads.workload_id) = lower(charge_tags.tag_value)
+    group by all
+),
+
+environment_from_tags as (
+    select charge_tags.charge_key, arg_min(lower(charge_tags.tag_value), key_rank.key_rank) as environment
+    from charge_tags
+    inner join key_rank on key_rank.dimension = 'environment' and key_rank.tag_key = charge_tags.tag_key
+    group by all
+),
+
+subaccount_teams as (
+    select match_value, any_value(team_id) as team_id
+    from mappings where kind = 'subaccount' and team_id is not null
+    group by all
+),
+
+final as (
+    select
+        charges.*,
+        coalesce(
+            team_from_tags.team_id,
+            subaccount_teams.team_id,
+            workloads.team_id,
+            '(unallocated)'
+        ) as x_team,
+        workload_from_tags.workload_id as x_workload_id,
+        environment_from_tags.environment as x_environment,
+        case
+            when team_from_tags.team_id is not null then 'tag'
+            when subaccount_teams.team_id is not null then 'subaccount'
+            when workloads.team_id is not null then 'workload owner'
+            else 'none'
+        end as x_allocation_basis
+    from charges
+    left join team_from_tags on team_from_tags.charge_key = charges.charge_key
+    left join workload_from_tags on workload_from_tags.charge_key = charges.charge_key
+    left join environment_from_tags on environment_from_tags.charge_key = charges.charge_key
+    left join subaccount_teams
+        on subaccount_teams.match_value in (lower(trim(charges.SubAccountName)), lower(trim(charges.SubAccountId)))
+    left join workloads on workloads.workload_id = workload_from_tags.workload_id
+)
+
+select * from final

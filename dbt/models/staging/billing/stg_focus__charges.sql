@@ -1,0 +1,30 @@
+-- Billing charge lines with a stable key, normalised enumerations and upper-case currency.
+with source as (
+    select * from {{ source('billing', 'billing_charges') }}
+),
+
+final as (
+    select
+        _file_hash || ':' || cast(_source_line as varchar) as charge_key,
+        BilledCost, EffectiveCost, ListCost, ContractedCost, ListUnitPrice, ContractedUnitPrice,
+        ConsumedQuantity, PricingQuantity, CommitmentDiscountQuantity,
+        BillingPeriodStart, BillingPeriodEnd, ChargePeriodStart, ChargePeriodEnd,
+        upper(trim(BillingCurrency)) as BillingCurrency,
+        ChargeCategory, ChargeClass, ChargeDescription,
+        -- FOCUS spells it Usage-Based; some exports write Usage-based.
+        case when lower(ChargeFrequency) = 'usage-based' then 'Usage-Based' else ChargeFrequency end as ChargeFrequency,
+        CommitmentDiscountCategory, CommitmentDiscountId, CommitmentDiscountName, CommitmentDiscountStatus,
+        CommitmentDiscountType, CommitmentDiscountUnit,
+        ConsumedUnit, PricingUnit, PricingCategory, ProviderName, PublisherName, InvoiceIssuerName, InvoiceId,
+        RegionId, RegionName, AvailabilityZone, ResourceId, ResourceName, ResourceType,
+        ServiceCategory, ServiceName, SkuId, SkuPriceId, SkuPriceDetails,
+        SubAccountId, SubAccountName, BillingAccountId, BillingAccountName,
+        Tags,
+        x_focus_version, x_source_format, x_extra,
+        _file_hash as x_file_hash,
+        _source_file as x_source_file,
+        _source_line as x_source_line
+    from source
+)
+
+select * from final

@@ -1,0 +1,179 @@
+"""`gpu-ledger`: the command line. `run` materializes the same Dagster definitions in process."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional
+
+import duckdb
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pipelines.settings import REPO_ROOT, resolve_home, resolve_inputs
+
+app = typer.Typer(help="GPU Ledger: what each GPU workload costs per accepted output.", no_args_is_help=True)
+console = Console()
+
+
+def _set_env(home: Path, inputs: Path | None = None) -> None:
+    os.environ["GPU_LEDGER_HOME"] = str(home)
+    os.environ["GPU_LEDGER_DB"] = str(home / "ledger.duckdb")
+    if inputs is not None:
+        os.environ["GPU_LEDGER_INPUTS"] = str(inputs)
+
+
+def execute_refresh(home: Path, inputs: Path) -> tuple[bool, str, str]:
+    """Run the nightly job once in process; returns (success, run_id, failure reason)."""
+    _set_env(home, inputs)
+    home.mkdir(parents=True, exist_ok=True)
+    from pipelines.dbt_project import parse_manifest
+
+    parse_manifest(force=True)  # the models may have changed since the last parse
+    import dagster as dg
+
+    from pipelines.definitions import defs
+    from pipelines.publish import write_status
+
+    job = defs.resolve_job_def("nightly")
+    logs = home / "logs"
+    logs.mkdir(exist_ok=True)
+    # dagster-dbt echoes every dbt event to stdout; the console shows the summary, the log keeps it all.
+    with open(logs / "last_run.log", "w") as log, contextlib.redirect_stdout(log), \
+            dg.DagsterInstance.ephemeral() as instance:
+        result = job.execute_in_process(
+            instance=instance, raise_on_error=False,
+            run_config={"loggers": {"console": {"config": {"log_level": os.environ.get("GPU_LEDGER_LOG_LEVEL", "ERROR")}}}},
+        )
+    reasons = []
+    for event in result.all_events:
+        if event.event_type_value == "STEP_FAILURE":
+            err = event.event_specific_data.error
+            while err is not None and err.cause is not None:  # the innermost cause names the problem
+                err = err.cause
+            reasons.append(f"{event.step_key}: {(err.message if err else 'failed').strip()}")
+    published = any(
+        e.event_type_value == "ASSET_MATERIALIZATION" and e.asset_key == dg.AssetKey(["serving", "publication"])
+        for e in result.all_events
+    )
+    ok = result.success and published
+    if not ok:
+        reason = "; ".join(reasons) or "a blocking check failed before publication"
+        write_status(home, False, result.run_id, reason)
+        return False, result.run_id, reason
+    return True, result.run_id, ""
+
+
+def print_summary(home: Path, run_id: str) -> None:
+    """Rows per source, rejects, checks, total cost and where to look."""
+    db = home / "ledger.duckdb"
+    serving = home / "serving.duckdb"
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        per_family = con.execute(
+            "select family, count(*) filter (where status = 'loaded'), sum(rows_loaded), sum(rejects), "
+            "count(*) filter (where status <> 'loaded') from audit.file_loads group by family order by family"
+        ).fetchall()
+        checks = con.execute(
+            "select count(*), count(*) filter (where passed) from audit.check_results where run_id = ?", [run_id]
+        ).fetchone()
+        problems = con.execute(
+            "select source_file, message from audit.file_loads where status <> 'loaded' order by source_file"
+        ).fetchall()
+    finally:
+        con.close()
+    table = Table(title="Sources")
+    for col in ("family", "files", "rows", "rejected rows", "unreadable files"):
+        table.add_column(col, justify="right" if col != "family" else "left")
+    for fam, files, rows, rej, bad in per_family:
+        table.add_row(fam, str(files), f"{int(rows or 0):,}", f"{int(rej or 0):,}", str(bad))
+    console.print(table)
+    for name, msg in problems:
+        console.print(f"[yellow]quarantined file[/yellow] {name}: {msg}")
+    console.print(f"checks: {checks[1]} of {checks[0]} passed")
+    if serving.exists():
+        scon = duckdb.connect(str(serving), read_only=True)
+        try:
+            totals = scon.execute(
+                "select currency, sum(total_cost) from fct_chargeback_monthly group by currency order by currency"
+            ).fetchall()
+            published_at = scon.execute("select published_at from publication").fetchone()[0]
+        finally:
+            scon.close()
+        for cur, amount in totals:
+            console.print(f"total billed cost: {amount:,.2f} {cur}")
+        console.print(f"published at {published_at:%Y-%m-%d %H:%M:%S} UTC -> {serving}")
+    console.print(f"reports:   {home / 'reports'}")
+    console.print(f"run log:   {home / 'logs' / 'last_run.log'}")
+    console.print(f"dashboard: gpu-ledger dashboard --home {home}   (or: make dashboard)")
+
+
+@app.command()
+def run(
+    inputs: Optional[Path] = typer.Option(None, help="inputs folder (billing/, usage/, ...); default: bundled samples"),
+    home: Optional[Path] = typer.Option(None, help="warehouse home; default GPU_LEDGER_HOME or ./warehouse/home"),
+) -> None:
+    """One full refresh: land -> raw -> dbt build -> checks -> publish. Exit 0 only if published."""
+    home_dir = resolve_home(home)
+    inputs_dir = resolve_inputs(inputs)
+    if not inputs_dir.is_dir():
+        console.print(f"[red]inputs folder not found: {inputs_dir}[/red]")
+        raise typer.Exit(2)
+    with console.status(f"refreshing {home_dir} from {inputs_dir} ..."):
+        ok, run_id, reason = execute_refresh(home_dir, inputs_dir)
+    if not ok:
+        console.print(f"[red]refresh failed, publication withheld:[/red] {reason}")
+        if (home_dir / "serving.duckdb").exists():
+            console.print("the previous publication stays in place")
+    try:
+        print_summary(home_dir, run_id)
+    except duckdb.Error as exc:
+        console.print(f"[red]no summary available: {exc}[/red]")
+    raise typer.Exit(0 if ok else 1)
+
+
+@app.command()
+def dashboard(
+    home: Optional[Path] = typer.Option(None, help="warehouse home holding serving.duckdb"),
+    port: int = typer.Option(8501, help="port on 127.0.0.1"),
+) -> None:
+    """Start the Streamlit dashboard on 127.0.0.1 (reads serving.duckdb read-only)."""
+    home_dir = resolve_home(home)
+    _set_env(home_dir)
+    console.print(f"dashboard: http://127.0.0.1:{port}  (data: {home_dir / 'serving.duckdb'})")
+    app_path = REPO_ROOT / "dashboards" / "app.py"
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app_path), "--server.address", "127.0.0.1",
+           "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    raise typer.Exit(subprocess.call(cmd))
+
+
+@app.command()
+def rejects(
+    home: Optional[Path] = typer.Option(None, help="warehouse home"),
+    source: Optional[str] = typer.Option(None, help="only this source family"),
+) -> None:
+    """List quarantined rows and files (from the working database)."""
+    home_dir = resolve_home(home)
+    con = duckdb.connect(str(home_dir / "ledger.duckdb"), read_only=True)
+    try:
+        rows = con.execute(
+            "select source_family, file_name, line, rule, column_name, value, message from audit.dq_rejects "
+            "where ? is null or source_family = ? order by source_family, file_name, line", [source, source]
+        ).fetchall()
+    finally:
+        con.close()
+    table = Table(title=f"{len(rows)} rejects")
+    for col in ("source", "file", "line", "rule", "column", "value", "message"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(*["" if v is None else str(v) for v in r])
+    console.print(table)
+
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,70 @@
+"""The dbt project as Dagster assets (dagster-dbt): every model an asset, every dbt test a check."""
+
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import dagster as dg
+from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
+
+from pipelines.audit import record_check
+from pipelines.dbt_project import ledger_dbt, parse_manifest
+from pipelines.settings import LedgerResource
+
+parse_manifest()
+
+
+class LedgerTranslator(DagsterDbtTranslator):
+    """Asset keys say layer and name (`marts/fct_chargeback_monthly`); groups are layers."""
+
+    def get_asset_key(self, dbt_resource_props: Mapping[str, Any]) -> dg.AssetKey:
+        if dbt_resource_props["resource_type"] == "source":
+            return super().get_asset_key(dbt_resource_props)  # meta.dagster.asset_key -> raw/<family>
+        return dg.AssetKey([dbt_resource_props["schema"], dbt_resource_props["name"]])
+
+    def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str | None:
+        return dbt_resource_props.get("schema") or "dbt"
+
+
+TRANSLATOR = LedgerTranslator(
+    settings=DagsterDbtTranslatorSettings(enable_asset_checks=True, enable_duplicate_source_asset_keys=True)
+)
+
+
+def _record_dbt_results(ledger: LedgerResource, run_id: str, results: dict[str, Any]) -> tuple[int, int]:
+    """Copy dbt test outcomes into audit.check_results so the publication can list them."""
+    con = ledger.connect()
+    passed = failed = 0
+    try:
+        for r in results.get("results", []):
+            uid = r.get("unique_id", "")
+            if not uid.startswith("test."):
+                continue
+            ok = r.get("status") in ("pass", "warn")
+            severity = "warn" if r.get("status") == "warn" else "error"
+            record_check(con, run_id, uid.split(".")[2], "dbt", severity, ok, str(r.get("message") or r.get("status")))
+            passed += ok
+            failed += not ok
+    finally:
+        con.close()
+    return passed, failed
+
+
+@dbt_assets(manifest=ledger_dbt.manifest_path, project=ledger_dbt, dagster_dbt_translator=TRANSLATOR)
+def ledger_dbt_assets(context: dg.AssetExecutionContext, dbt: DbtCliResource, ledger: LedgerResource) -> Iterator[Any]:
+    """`dbt build` against the working database; a failing blocking test fails the step."""
+    # dbt's profile reads GPU_LEDGER_DB; the resource decides its value at run time.
+    os.environ["GPU_LEDGER_DB"] = str(ledger.db_path)
+    invocation = dbt.cli(["build"], context=context, raise_on_error=False)
+    yield from invocation.stream()
+    passed, failed = _record_dbt_results(ledger, context.run_id, invocation.get_artifact("run_results.json"))
+    context.log.info(f"dbt tests: {passed} passed, {failed} failed")
+    if not invocation.is_successful():
+        raise dg.Failure(
+            description=f"dbt build failed ({failed} failing tests); the publication is withheld",
+            metadata={"failed_tests": failed},
+        )
+
+
+defs = dg.Definitions(assets=[ledger_dbt_assets])

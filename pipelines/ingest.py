@@ -1,0 +1,100 @@
+"""Parse and load every landed file of one source family that is not loaded yet.
+
+One broken file never stops the others: an unreadable or unrecognised file is recorded in
+`audit.file_loads` and quarantined in `audit.dq_rejects` with its name, line and problem.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from pipelines.audit import ensure_audit
+from pipelines.landing import LandedFile, read_manifest
+from pipelines.raw_load import ensure_all_raw_tables, replace_file
+from sources.catalog import recognise
+from sources.common import ParseOutput, Reject, UnreadableFile
+
+
+@dataclass
+class FamilySummary:
+    """What happened to one family in one run."""
+
+    family: str
+    files_seen: int = 0
+    files_loaded: int = 0
+    rows_loaded: int = 0
+    rejects: int = 0
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _already_loaded(con: duckdb.DuckDBPyConnection, family: str) -> set[str]:
+    rows = con.execute(
+        "select distinct file_hash from audit.file_loads where family = ?", [family]
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def _record(
+    con: duckdb.DuckDBPyConnection, f: LandedFile, fmt: str, status: str, rows: int,
+    rejects: list[Reject], message: str, run_id: str,
+) -> None:
+    con.execute("delete from audit.file_loads where file_hash = ? and family = ?", [f.sha256, f.family])
+    con.execute(
+        "insert into audit.file_loads values (?, ?, ?, ?, ?, ?::timestamp, ?, ?, ?, ?, ?, current_timestamp::timestamp)",
+        [f.sha256, f.family, fmt, f.original_name, f.origin, f.observed_at.replace("Z", ""), rows,
+         len(rejects), status, message, run_id],
+    )
+    con.execute("delete from audit.dq_rejects where file_hash = ? and source_family = ?", [f.sha256, f.family])
+    if rejects:
+        con.executemany(
+            "insert into audit.dq_rejects values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?::timestamp, ?)",
+            [[f.family, fmt, f.sha256, f.original_name, r.line, r.column, r.value, r.rule, r.message,
+              f.observed_at.replace("Z", ""), run_id] for r in rejects],
+        )
+
+
+def load_landed(
+    con: duckdb.DuckDBPyConnection, f: LandedFile, landing_dir: Path, run_id: str, summary: FamilySummary
+) -> None:
+    """Parse one landed file and replace its rows; quarantine what cannot be read."""
+    path = landing_dir / f.landed_path
+    fmt = recognise(path, f.family)
+    if fmt is None:
+        msg = f"{f.original_name}: no known {f.family} format matches this file's content"
+        summary.problems.append(msg)
+        _record(con, f, "unknown", "unknown_format", 0, [Reject(None, "unknown_format", msg)], msg, run_id)
+        return
+    try:
+        output: ParseOutput = fmt.parse(path)
+    except UnreadableFile as exc:
+        where = f"{f.original_name}:{exc.line}" if exc.line else f.original_name
+        msg = f"{where}: {exc.problem}"
+        summary.problems.append(msg)
+        _record(con, f, fmt.name, "unreadable", 0, [Reject(exc.line, "unreadable_file", exc.problem)], msg, run_id)
+        return
+    rows = replace_file(con, output, file_hash=f.sha256, source_file=f.original_name, fmt=fmt.name, family=f.family)
+    summary.files_loaded += 1
+    summary.rows_loaded += rows
+    summary.rejects += len(output.rejects)
+    summary.warnings.extend(f"{f.original_name}: {w}" for w in output.warnings)
+    _record(con, f, fmt.name, "loaded", rows, output.rejects, "; ".join(output.warnings)[:2000], run_id)
+
+
+def ingest_family(
+    con: duckdb.DuckDBPyConnection, family: str, landing_dir: Path, run_id: str, *, reload_all: bool = False,
+) -> FamilySummary:
+    """Load every landed file of the family not loaded yet (all of them when `reload_all`)."""
+    ensure_audit(con)
+    ensure_all_raw_tables(con)
+    summary = FamilySummary(family)
+    done = set() if reload_all else _already_loaded(con, family)
+    for f in read_manifest(landing_dir):
+        if f.family == family and f.sha256 not in done:
+            summary.files_seen += 1
+            load_landed(con, f, landing_dir, run_id, summary)
+            done.add(f.sha256)
+    return summary

@@ -1,0 +1,91 @@
+"""Publication: copy the validated marts into a new file and rename it over serving.duckdb.
+
+Readers never see a half-written file: the copy is built beside the target and swapped in with
+an atomic rename. A failed refresh leaves the last good copy and records why in
+`last_refresh.json`, which the dashboard shows next to the publication time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+
+PUBLISHED_SCHEMAS = ("marts",)
+STATUS_FILE = "last_refresh.json"
+
+
+def published_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Tables of the published schemas in the working database, sorted."""
+    rows = con.execute(
+        "select table_name from information_schema.tables where table_catalog = 'ledger' and table_schema in ? "
+        "and table_type = 'BASE TABLE' order by table_name",
+        [list(PUBLISHED_SCHEMAS)],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime) -> dict[str, int]:
+    """Write serving.duckdb from the working database; returns rows per published table."""
+    tmp = serving_path.with_name(f".{serving_path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    # An in-memory session attaches the ledger read-only and the new file read-write.
+    con = duckdb.connect()
+    counts: dict[str, int] = {}
+    try:
+        con.execute(f"attach '{db_path}' as ledger (read_only)")
+        con.execute(f"attach '{tmp}' as serving")
+        for table in published_tables(con):
+            # Sorted by every column so the same inputs always give byte-identical contents.
+            con.execute(f'create table serving.main."{table}" as select * from ledger.marts."{table}" order by all')
+            counts[table] = con.execute(f'select count(*) from serving.main."{table}"').fetchone()[0]
+        con.execute(
+            "create table serving.main.dq_rejects as select * exclude (run_id) from ledger.audit.dq_rejects order by all"
+        )
+        counts["dq_rejects"] = con.execute("select count(*) from serving.main.dq_rejects").fetchone()[0]
+        con.execute(
+            "create table serving.main.check_results as select check_name, target, severity, passed, detail "
+            "from ledger.audit.check_results where run_id = ? order by all", [run_id],
+        )
+        checks = con.execute(
+            "select count(*), count(*) filter (where passed), count(*) filter (where not passed and severity='error') "
+            "from ledger.audit.check_results where run_id = ?", [run_id]
+        ).fetchone()
+        if checks[2]:
+            raise RuntimeError(f"{checks[2]} blocking checks failed in run {run_id}; not publishing")
+        published_at = datetime.now(timezone.utc).replace(tzinfo=None)
+        con.execute(
+            "create table serving.main.publication as select ?::varchar as run_id, ?::timestamp as started_at, "
+            "?::timestamp as published_at, ?::bigint as checks_run, ?::bigint as checks_passed, "
+            "?::varchar as tables_published",
+            [run_id, started_at.replace(tzinfo=None), published_at, checks[0], checks[1], ",".join(sorted(counts))],
+        )
+        con.execute("detach serving")
+        con.execute("detach ledger")
+    except Exception:
+        con.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    con.close()
+    os.replace(tmp, serving_path)
+    return counts
+
+
+def write_status(home: Path, ok: bool, run_id: str, message: str) -> None:
+    """Record the outcome of the latest refresh for the dashboard banner and `gpu-ledger status`."""
+    status = {
+        "ok": ok, "run_id": run_id, "message": message,
+        "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    tmp = home / f".{STATUS_FILE}.tmp"
+    tmp.write_text(json.dumps(status, indent=2))
+    os.replace(tmp, home / STATUS_FILE)
+
+
+def read_status(home: Path) -> dict | None:
+    """The last refresh outcome, if any."""
+    path = home / STATUS_FILE
+    return json.loads(path.read_text()) if path.exists() else None

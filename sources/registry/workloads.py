@@ -1,0 +1,197 @@
+"""Parser for registry YAML files: `teams:`, `workloads:`, `mappings:` and `policies:` sections.
+
+Each workload carries the guide's Step 1 fields (../shared/docs/domain.md). A workload whose
+required fields are missing still loads, marked `ready_to_compare = false` with the reasons, as
+the guide says ("if these cannot be filled in, the workload is not ready to be compared").
+A value outside a fixed vocabulary (e.g. a typo in the workload type) is a reject naming the
+file, line and field.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile, head_text
+from sources.registry.yaml_lines import LineMap, line_of, load_yaml
+
+WORKLOAD_TYPES = (
+    "pre-training", "full fine-tune", "lora fine-tune", "batch inference", "real-time inference",
+    "embedding", "image generation", "video generation", "evaluation", "coding agent", "notebook",
+)
+UNITS_OF_SUCCESS = (
+    "completed training run", "accepted checkpoint", "accepted response", "accepted token",
+    "accepted record", "accepted patch", "accepted task", "accepted image", "accepted clip",
+    "accepted second", "completed eval suite", "accepted embedding batch", "notebook hour",
+)
+OPERATING_MODES = ("always-on", "scheduled batch", "seasonal burst", "experiment", "developer notebook")
+MAPPING_KINDS = ("tag_value", "subaccount", "slurm_account", "namespace", "api_team", "project")
+# Step 1 fields a workload needs before it can be compared (the guide's readiness rule).
+REQUIRED_FIELDS = ("team", "type", "unit_of_success", "latency_target", "operating_mode", "boundary", "model")
+SECTIONS = ("teams", "workloads", "mappings", "policies")
+
+
+def _detect(path: Path, head: bytes) -> bool:
+    text = head_text(head)
+    return any(line.split(":", 1)[0].strip() in SECTIONS and not line.startswith((" ", "-", "#"))
+               for line in text.splitlines() if ":" in line)
+
+
+def _enum(value: Any, allowed: tuple[str, ...], field: str, line: int | None, rejects: list[Reject]) -> str | None:
+    if value is None:
+        return None
+    norm = str(value).strip().lower()
+    if norm in allowed:
+        return norm
+    hint = difflib.get_close_matches(norm, allowed, n=1)
+    rejects.append(Reject(line, f"invalid_{field}", f"{field} {value!r} is not one of {list(allowed)}"
+                          + (f"; did you mean {hint[0]!r}?" if hint else ""), field, str(value)))
+    return "__invalid__"
+
+
+def _num(value: Any) -> float | None:
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _teams(items: list[Any], rejects: list[Reject]) -> list[dict[str, Any]]:
+    rows = []
+    for item in items:
+        line = line_of(item)
+        if not isinstance(item, dict) or not item.get("id"):
+            rejects.append(Reject(line, "missing_field", "team entry has no id", "id"))
+            continue
+        budget = item.get("budget") or {}
+        rows.append({
+            "team_id": str(item["id"]).strip(),
+            "name": item.get("name") or str(item["id"]),
+            "cost_center": item.get("cost_center"),
+            "owner": item.get("owner"),
+            "budget_monthly": None if budget.get("monthly") is None else str(budget.get("monthly")),
+            "budget_currency": (budget.get("currency") or "USD").upper() if budget else None,
+            "aliases": json.dumps(sorted(str(a) for a in item.get("aliases", []) or [])),
+            "_source_line": line,
+        })
+    return rows
+
+
+def _slo(latency: dict[str, Any], key: str) -> float | None:
+    return _num((latency or {}).get(key))
+
+
+def _workloads(items: list[Any], rejects: list[Reject]) -> list[dict[str, Any]]:
+    rows = []
+    for item in items:
+        line = line_of(item)
+        if not isinstance(item, dict) or not item.get("id"):
+            rejects.append(Reject(line, "missing_field", "workload entry has no id", "id"))
+            continue
+        wid = str(item["id"]).strip()
+        bad_before = len(rejects)
+        wtype = _enum(item.get("type"), WORKLOAD_TYPES, "workload_type", line_of(item, "type"), rejects)
+        unit = _enum(item.get("unit_of_success"), UNITS_OF_SUCCESS, "unit_of_success",
+                     line_of(item, "unit_of_success"), rejects)
+        mode = _enum(item.get("operating_mode"), OPERATING_MODES, "operating_mode",
+                     line_of(item, "operating_mode"), rejects)
+        if len(rejects) > bad_before:
+            continue  # a vocabulary error makes the entry untrustworthy: quarantined, named, not guessed
+        missing = [f for f in REQUIRED_FIELDS if item.get(f) in (None, "", [], {})]
+        model = item.get("model") or {}
+        req = item.get("request_shape") or {}
+        lat = item.get("latency_target") or {}
+        if not isinstance(lat, dict):
+            lat = {"class": lat}
+        rows.append({
+            "workload_id": wid,
+            "name": item.get("name") or wid,
+            "team_id": None if item.get("team") is None else str(item["team"]).strip(),
+            "workload_type": wtype,
+            "unit_of_success": unit,
+            "operating_mode": mode,
+            "operating_boundary": item.get("boundary"),
+            "latency_class": lat.get("class"),
+            "slo_percentile": str(lat.get("percentile", "p95")),
+            "slo_ttft_ms": _slo(lat, "ttft_ms"),
+            "slo_tpot_ms": _slo(lat, "tpot_ms"),
+            "slo_e2el_ms": _slo(lat, "e2el_ms"),
+            "model_name": model.get("name"),
+            "model_params_b": _num(model.get("params_b")),
+            "model_layers": _num(model.get("layers")),
+            "model_kv_heads": _num(model.get("kv_heads")),
+            "model_head_dim": _num(model.get("head_dim")),
+            "precision": model.get("precision"),
+            "quantisation": model.get("quantisation"),
+            "context_window": _num(model.get("context_window")),
+            "modality": model.get("modality"),
+            "mean_input_tokens": _num(req.get("mean_input_tokens")),
+            "p95_input_tokens": _num(req.get("p95_input_tokens")),
+            "mean_output_tokens": _num(req.get("mean_output_tokens")),
+            "concurrency": _num(req.get("concurrent_sessions")),
+            "tools": json.dumps(item.get("tools") or []),
+            "acceptance": json.dumps(item.get("acceptance") or {}),
+            "benchmark_match": json.dumps(item.get("benchmarks") or {}),
+            "assumptions": json.dumps(item.get("assumptions") or {}),
+            "ready_to_compare": not missing,
+            "not_ready_reasons": ", ".join(f"missing {f}" for f in missing) or None,
+            "_source_line": line,
+        })
+    return rows
+
+
+def _mappings(items: list[Any], rejects: list[Reject]) -> list[dict[str, Any]]:
+    rows = []
+    for item in items:
+        line = line_of(item)
+        kind = _enum((item or {}).get("kind"), MAPPING_KINDS, "mapping_kind", line, rejects)
+        if kind in (None, "__invalid__") or not item.get("match") or not (item.get("team") or item.get("workload")):
+            if kind is None or (kind != "__invalid__"):
+                rejects.append(Reject(line, "missing_field", "mapping needs kind, match and team or workload"))
+            continue
+        rows.append({
+            "kind": kind,
+            "match_value": str(item["match"]).strip().lower(),
+            "team_id": item.get("team"),
+            "workload_id": item.get("workload"),
+            "_source_line": line,
+        })
+    return rows
+
+
+def _policies(doc: Any) -> list[dict[str, Any]]:
+    if not isinstance(doc, dict):
+        return []
+    return [{"policy": str(k), "value": json.dumps(v), "_source_line": line_of(doc, str(k))}
+            for k, v in doc.items()]
+
+
+def parse(path: Path) -> ParseOutput:
+    """Read one registry YAML file into registry_* raw tables, with rejects naming line and field."""
+    doc = load_yaml(path)
+    if not isinstance(doc, dict) or not any(k in doc for k in SECTIONS):
+        raise UnreadableFile(path, 1, f"a registry file needs at least one of the sections {list(SECTIONS)}")
+    out = ParseOutput()
+    builders = {"teams": _teams, "workloads": _workloads, "mappings": _mappings}
+    for section, build in builders.items():
+        items = doc.get(section)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise UnreadableFile(path, line_of(doc, section), f"section {section!r} must be a list")
+        rows = build(items, out.rejects)
+        if rows:
+            out.tables[f"registry_{section}"] = pa.Table.from_pylist(rows)
+    policies = _policies(doc.get("policies"))
+    if policies:
+        out.tables["registry_policies"] = pa.Table.from_pylist(policies)
+    _ = LineMap
+    return out
+
+
+FORMATS = [SourceFormat("registry_yaml", "registry", _detect, parse,
+                        "Workload registry YAML (teams, workloads, mappings, policies)")]
