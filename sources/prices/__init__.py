@@ -1,0 +1,1 @@
+"""Prices family: GPU list prices (clouds, neoclouds, catalogs, pages) and manual quotes."""

@@ -1,0 +1,326 @@
+"""Shared pieces of the price parsers: the observation row schema, value checks, JSON loading.
+
+Kept private (leading underscore, no FORMATS) so catalog discovery finds nothing here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from sources.common import Reject, UnreadableFile
+
+OBSERVATIONS = "gpu_price_observations"
+QUOTES = "price_quotes"
+
+OBS_SCHEMA = pa.schema(
+    [
+        ("provider", pa.string()),
+        ("sku", pa.string()),
+        ("sku_description", pa.string()),
+        ("region", pa.string()),
+        ("pricing_category", pa.string()),
+        ("term_details", pa.string()),
+        ("currency", pa.string()),
+        ("price", pa.string()),
+        ("price_unit", pa.string()),
+        ("gpu_model", pa.string()),
+        ("gpu_count", pa.string()),
+        ("observed_at", pa.timestamp("us")),
+        ("source", pa.string()),
+        ("source_format", pa.string()),
+        ("_source_line", pa.int64()),
+    ]
+)
+
+# ISO 4217 active codes. A price in anything else is rejected (unknown_currency) rather than
+# guessed, because FX conversion downstream needs a real code.
+CURRENCIES = frozenset(
+    [
+        "AED",
+        "AFN",
+        "ALL",
+        "AMD",
+        "ANG",
+        "AOA",
+        "ARS",
+        "AUD",
+        "AWG",
+        "AZN",
+        "BAM",
+        "BBD",
+        "BDT",
+        "BGN",
+        "BHD",
+        "BIF",
+        "BMD",
+        "BND",
+        "BOB",
+        "BRL",
+        "BSD",
+        "BTN",
+        "BWP",
+        "BYN",
+        "BZD",
+        "CAD",
+        "CDF",
+        "CHF",
+        "CLP",
+        "CNY",
+        "COP",
+        "CRC",
+        "CUP",
+        "CVE",
+        "CZK",
+        "DJF",
+        "DKK",
+        "DOP",
+        "DZD",
+        "EGP",
+        "ERN",
+        "ETB",
+        "EUR",
+        "FJD",
+        "FKP",
+        "GBP",
+        "GEL",
+        "GHS",
+        "GIP",
+        "GMD",
+        "GNF",
+        "GTQ",
+        "GYD",
+        "HKD",
+        "HNL",
+        "HTG",
+        "HUF",
+        "IDR",
+        "ILS",
+        "INR",
+        "IQD",
+        "IRR",
+        "ISK",
+        "JMD",
+        "JOD",
+        "JPY",
+        "KES",
+        "KGS",
+        "KHR",
+        "KMF",
+        "KPW",
+        "KRW",
+        "KWD",
+        "KYD",
+        "KZT",
+        "LAK",
+        "LBP",
+        "LKR",
+        "LRD",
+        "LSL",
+        "LYD",
+        "MAD",
+        "MDL",
+        "MGA",
+        "MKD",
+        "MMK",
+        "MNT",
+        "MOP",
+        "MRU",
+        "MUR",
+        "MVR",
+        "MWK",
+        "MXN",
+        "MYR",
+        "MZN",
+        "NAD",
+        "NGN",
+        "NIO",
+        "NOK",
+        "NPR",
+        "NZD",
+        "OMR",
+        "PAB",
+        "PEN",
+        "PGK",
+        "PHP",
+        "PKR",
+        "PLN",
+        "PYG",
+        "QAR",
+        "RON",
+        "RSD",
+        "RUB",
+        "RWF",
+        "SAR",
+        "SBD",
+        "SCR",
+        "SDG",
+        "SEK",
+        "SGD",
+        "SHP",
+        "SLE",
+        "SOS",
+        "SRD",
+        "SSP",
+        "STN",
+        "SVC",
+        "SYP",
+        "SZL",
+        "THB",
+        "TJS",
+        "TMT",
+        "TND",
+        "TOP",
+        "TRY",
+        "TTD",
+        "TWD",
+        "TZS",
+        "UAH",
+        "UGX",
+        "USD",
+        "UYU",
+        "UZS",
+        "VES",
+        "VND",
+        "VUV",
+        "WST",
+        "XAF",
+        "XCD",
+        "XOF",
+        "XPF",
+        "YER",
+        "ZAR",
+        "ZMW",
+        "ZWL",
+    ]
+)
+
+
+def obs_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """Arrow table of observation rows (missing keys become NULL) with the contract's column set."""
+    cols = {f.name: [r.get(f.name) for r in rows] for f in OBS_SCHEMA}
+    return pa.table(cols, schema=OBS_SCHEMA)
+
+
+def check_price(value: Any, line: int | None, column: str = "price") -> tuple[str | None, Reject | None]:
+    """Exact decimal text of a price, or a Reject (non_numeric, zero_price, negative_price).
+
+    A zero price is rejected because no source in this family means "free" by it: AWS uses
+    $0.00 for capacity-reservation duplicates, others for "not offered".
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None, Reject(line, "missing_price", "price is empty", column, None)
+    if isinstance(value, float):  # json loaded without parse_float=Decimal; repr keeps the digits
+        value = repr(value)
+    try:
+        dec = Decimal(str(value).strip())
+    except InvalidOperation:
+        return None, Reject(line, "non_numeric", f"price {value!r} is not a number", column, str(value))
+    if not dec.is_finite():
+        return None, Reject(line, "non_numeric", f"price {value!r} is not finite", column, str(value))
+    if dec == 0:
+        return None, Reject(line, "zero_price", "price is 0", column, str(value))
+    if dec < 0:
+        return None, Reject(line, "negative_price", f"price {value} is negative", column, str(value))
+    return format(dec, "f"), None
+
+
+def check_currency(
+    value: Any, line: int | None, column: str = "currency"
+) -> tuple[str | None, Reject | None]:
+    """Upper-case ISO 4217 code, or a Reject(unknown_currency)."""
+    code = str(value or "").strip().upper()
+    if code in CURRENCIES:
+        return code, None
+    return None, Reject(
+        line, "unknown_currency", f"currency {value!r} is not an ISO 4217 code", column, str(value)
+    )
+
+
+def parse_ts(text: Any) -> datetime | None:
+    """ISO-8601 / RFC 3339 text -> naive UTC datetime; naive input is taken as UTC; None if unparseable."""
+    if text is None or str(text).strip() == "":
+        return None
+    raw = str(text).strip().replace("Z", "+00:00").replace("z", "+00:00")
+    try:
+        ts = datetime.fromisoformat(raw)
+    except ValueError:
+        return None
+    if ts.tzinfo is not None:
+        ts = ts.astimezone(UTC).replace(tzinfo=None)
+    return ts
+
+
+def fetch_time(path: Path, fetched_at: datetime | None) -> tuple[datetime, str | None]:
+    """The time to stamp rows whose source carries no timestamp of its own.
+
+    The pipeline passes the landing manifest's fetched_at; a bare `parse(path)` falls back to the
+    file's modification time (UTC) and says so in a warning.
+    """
+    if fetched_at is not None:
+        if fetched_at.tzinfo is not None:
+            fetched_at = fetched_at.astimezone(UTC).replace(tzinfo=None)
+        return fetched_at, None
+    mtime = datetime.fromtimestamp(os.path.getmtime(path), tz=UTC).replace(tzinfo=None)
+    return mtime, f"{path.name}: no timestamp in the source; observed_at = file mtime {mtime.isoformat()}Z"
+
+
+_TRAILING_COMMA = re.compile(r'("(?:[^"\\]|\\.)*")|,(\s*[}\]])')
+
+
+def strip_trailing_commas(text: str) -> str:
+    """Remove commas directly before `}` or `]`, leaving string literals untouched."""
+    return _TRAILING_COMMA.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), text)
+
+
+def load_json(path: Path, *, lenient: bool = False) -> tuple[Any, list[str]]:
+    """Parse a JSON file with exact numbers (Decimal). Raises UnreadableFile with the line/column.
+
+    `lenient=True` retries once with trailing commas removed (AWS offer excerpts carry them) and
+    returns a warning saying so; anything else that is broken stays fatal.
+    """
+    text = path.read_bytes().decode("utf-8-sig", errors="replace")
+    if not text.strip():
+        raise UnreadableFile(path, None, "file is empty")
+    try:
+        return json.loads(text, parse_float=Decimal), []
+    except json.JSONDecodeError as first:
+        if lenient:
+            try:
+                doc = json.loads(strip_trailing_commas(text), parse_float=Decimal)
+            except json.JSONDecodeError:
+                pass
+            else:
+                note = (
+                    f"{path.name}: not strict JSON ({first.msg} at line {first.lineno} col {first.colno}); "
+                    "trailing commas removed and parsed leniently"
+                )
+                return doc, [note]
+        raise UnreadableFile(
+            path,
+            first.lineno,
+            f"invalid JSON: {first.msg} at line {first.lineno} column {first.colno} (char {first.pos})",
+        ) from first
+
+
+def term_json(**items: Any) -> str | None:
+    """Compact JSON text of the non-null term details, keys sorted (stable across runs)."""
+    clean = {k: v for k, v in items.items() if v is not None and v != ""}
+    return json.dumps(clean, sort_keys=True, default=str) if clean else None
+
+
+def num_text(value: Any) -> str | None:
+    """A count or quantity as exact text ('8', '0.5'), None when absent or not numeric."""
+    if value is None or str(value).strip() in ("", "NA"):
+        return None
+    try:
+        return format(Decimal(str(value).strip()).normalize(), "f")
+    except InvalidOperation:
+        return None

@@ -1,0 +1,189 @@
+"""Fetch price pages/APIs for landing: requests with timeouts, retries, paging and a size cap.
+
+`fetch_source` never raises past one provider: a provider that fails returns a `FetchResult`
+with `error` set, so one broken source never stops the others. Bytes are returned untouched;
+the pipeline lands them (content-addressed) and parses them later with the named format.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any
+
+import requests
+import yaml
+
+USER_AGENT = "gpu-ledger-price-fetcher/0.1 (+GPU cost ledger; list-price collection)"
+CONFIG = Path(__file__).resolve().parents[2] / "registry" / "price_sources.yaml"
+RETRY_STATUSES = {429, 500, 502, 503, 504}
+
+
+@dataclass(frozen=True)
+class FetchSettings:
+    """Network limits; tests shrink backoff and caps to keep runs fast."""
+
+    timeout_s: float = 30.0
+    max_retries: int = 4
+    backoff_s: float = 1.0
+    max_backoff_s: float = 60.0  # also caps a server's Retry-After
+    max_bytes: int = 50 * 1024 * 1024
+    max_pages: int = 1000
+
+
+@dataclass
+class FetchedResponse:
+    """One HTTP response body as received."""
+
+    url: str
+    status: int
+    fetched_at: datetime  # naive UTC
+    body: bytes
+    content_type: str | None
+
+
+@dataclass
+class FetchResult:
+    """Everything fetched for one source, or the error that stopped it."""
+
+    source: str
+    provider: str
+    format: str
+    responses: list[FetchedResponse] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class FetchError(Exception):
+    """A request failed for good (after retries), or its body broke a limit."""
+
+
+def new_session() -> requests.Session:
+    """Session with the project's User-Agent (retries are ours, not urllib3's, to honour caps)."""
+    session = requests.Session()
+    session.headers["User-Agent"] = USER_AGENT
+    return session
+
+
+def _retry_after(resp: requests.Response) -> float | None:
+    value = resp.headers.get("Retry-After")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+            return max(0.0, (when - datetime.now(UTC)).total_seconds())
+        except (TypeError, ValueError):
+            return None
+
+
+def _read_capped(resp: requests.Response, max_bytes: int, url: str) -> bytes:
+    declared = resp.headers.get("Content-Length")
+    if declared and declared.isdigit() and int(declared) > max_bytes:
+        raise FetchError(f"{url}: response of {declared} bytes exceeds the {max_bytes}-byte limit")
+    chunks, size = [], 0
+    for chunk in resp.iter_content(chunk_size=65536):
+        size += len(chunk)
+        if size > max_bytes:
+            raise FetchError(f"{url}: response exceeds the {max_bytes}-byte limit")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def get_with_retries(
+    session: requests.Session,
+    url: str,
+    settings: FetchSettings,
+    params: dict[str, Any] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> FetchedResponse:
+    """GET with retries on 429/5xx and connection errors/timeouts, exponential backoff, Retry-After honoured (capped)."""
+    last = "no attempt made"
+    for attempt in range(settings.max_retries + 1):
+        try:
+            with session.get(url, params=params, timeout=settings.timeout_s, stream=True) as resp:
+                if resp.status_code in RETRY_STATUSES:
+                    last = f"HTTP {resp.status_code}"
+                    wait = _retry_after(resp)
+                else:
+                    body = _read_capped(resp, settings.max_bytes, url)
+                    if resp.status_code >= 400:
+                        raise FetchError(f"{url}: HTTP {resp.status_code}")
+                    return FetchedResponse(
+                        url=resp.url,
+                        status=resp.status_code,
+                        fetched_at=datetime.now(UTC).replace(tzinfo=None),
+                        body=body,
+                        content_type=resp.headers.get("Content-Type"),
+                    )
+        except (requests.Timeout, requests.ConnectionError) as exc:
+            last, wait = f"{type(exc).__name__}: {exc}", None
+        if attempt == settings.max_retries:
+            break
+        delay = wait if wait is not None else settings.backoff_s * (2**attempt)
+        sleep(min(delay, settings.max_backoff_s))
+    raise FetchError(f"{url}: gave up after {settings.max_retries + 1} attempts ({last})")
+
+
+def _next_page(body: bytes) -> str | None:
+    try:
+        return json.loads(body).get("NextPageLink") or None
+    except (ValueError, AttributeError):
+        return None
+
+
+def fetch_source(
+    spec: dict[str, Any],
+    settings: FetchSettings | None = None,
+    session: requests.Session | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> FetchResult:
+    """Fetch one configured source (following Azure NextPageLink paging); errors become `result.error`."""
+    settings = settings or FetchSettings()
+    if spec.get("max_bytes"):
+        settings = FetchSettings(**{**settings.__dict__, "max_bytes": int(spec["max_bytes"])})
+    result = FetchResult(
+        source=spec.get("name", spec.get("url", "?")),
+        provider=spec.get("provider", "?"),
+        format=spec.get("format", "?"),
+    )
+    session = session or new_session()
+    url: str | None = spec["url"]
+    params = spec.get("params")
+    try:
+        while url:
+            if len(result.responses) >= settings.max_pages:
+                raise FetchError(f"{url}: more than {settings.max_pages} pages")
+            page = get_with_retries(session, url, settings, params=params, sleep=sleep)
+            result.responses.append(page)
+            url = _next_page(page.body) if spec.get("paging") == "azure_next_page_link" else None
+            params = None  # NextPageLink already carries the query
+    except (FetchError, requests.RequestException) as exc:
+        result.error = str(exc)
+    return result
+
+
+def load_sources(config: Path = CONFIG) -> tuple[list[dict[str, Any]], FetchSettings]:
+    """Configured sources and default settings from registry/price_sources.yaml."""
+    doc = yaml.safe_load(config.read_text()) or {}
+    defaults = doc.get("defaults") or {}
+    known = FetchSettings.__dataclass_fields__
+    settings = FetchSettings(**{k: v for k, v in defaults.items() if k in known})
+    return list(doc.get("sources") or []), settings
+
+
+def fetch_enabled(config: Path = CONFIG, settings: FetchSettings | None = None) -> list[FetchResult]:
+    """Fetch every enabled source; disabled ones are skipped (all are, by default)."""
+    sources, defaults = load_sources(config)
+    session = new_session()
+    return [fetch_source(s, settings or defaults, session) for s in sources if s.get("enabled")]
