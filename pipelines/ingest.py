@@ -6,7 +6,9 @@ One broken file never stops the others: an unreadable or unrecognised file is re
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
@@ -15,7 +17,7 @@ from pipelines.audit import ensure_audit
 from pipelines.landing import LandedFile, read_manifest
 from pipelines.raw_load import ensure_all_raw_tables, replace_file
 from sources.catalog import recognise
-from sources.common import ParseOutput, Reject, UnreadableFile
+from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile
 
 
 @dataclass
@@ -57,6 +59,14 @@ def _record(
         )
 
 
+def _parse(fmt: SourceFormat, path: Path, f: LandedFile) -> ParseOutput:
+    """Call the parser, passing the landing time to parsers whose files carry no time of their own."""
+    if "fetched_at" in inspect.signature(fmt.parse).parameters:
+        observed = datetime.strptime(f.observed_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        return fmt.parse(path, fetched_at=observed)
+    return fmt.parse(path)
+
+
 def load_landed(
     con: duckdb.DuckDBPyConnection, f: LandedFile, landing_dir: Path, run_id: str, summary: FamilySummary
 ) -> None:
@@ -69,7 +79,7 @@ def load_landed(
         _record(con, f, "unknown", "unknown_format", 0, [Reject(None, "unknown_format", msg)], msg, run_id)
         return
     try:
-        output: ParseOutput = fmt.parse(path)
+        output: ParseOutput = _parse(fmt, path, f)
     except UnreadableFile as exc:
         where = f"{f.original_name}:{exc.line}" if exc.line else f.original_name
         msg = f"{where}: {exc.problem}"
