@@ -1,0 +1,1 @@
+"""GPU usage sources: DCGM exporter, nvidia-smi, Slurm accounting, OpenCost allocations."""
