@@ -33,7 +33,7 @@ def execute_refresh(home: Path, inputs: Path) -> tuple[bool, str, str]:
     home.mkdir(parents=True, exist_ok=True)
     from pipelines.dbt_project import parse_manifest
 
-    parse_manifest(force=True)  # the models may have changed since the last parse
+    parse_manifest()  # re-parses only when the dbt project changed since the last parse
     import dagster as dg
 
     from pipelines.definitions import defs

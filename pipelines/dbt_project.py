@@ -20,14 +20,23 @@ def dbt_executable() -> str:
     return str(candidate) if candidate.exists() else "dbt"
 
 
-def parse_manifest(force: bool = False) -> Path:
-    """Run `dbt parse` when the manifest is missing (or when forced), so definitions can load.
+def _project_mtime() -> float:
+    """Newest modification time of anything that changes the dbt manifest."""
+    paths = [DBT_DIR / "dbt_project.yml", DBT_DIR / "profiles.yml"]
+    for folder in ("models", "macros", "seeds", "tests"):
+        paths.extend((DBT_DIR / folder).rglob("*"))
+    return max((p.stat().st_mtime for p in paths if p.is_file()), default=0.0)
 
-    This is the same preparation `DbtProject.prepare_if_dev` does under `dagster dev`, made
-    unconditional for a fresh clone and for the CLI.
+
+def parse_manifest(force: bool = False) -> Path:
+    """Run `dbt parse` when the manifest is missing or older than the project (or when forced).
+
+    This is the preparation `DbtProject.prepare_if_dev` does under `dagster dev`, made to work on a
+    fresh clone and for the CLI. Dagster builds its dbt assets from this manifest at import time,
+    so it must be current before `pipelines.definitions` is imported.
     """
     manifest = ledger_dbt.manifest_path
-    if force or not manifest.exists():
+    if force or not manifest.exists() or manifest.stat().st_mtime < _project_mtime():
         env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
         done = subprocess.run(
             [dbt_executable(), "parse", "--quiet", "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR)],

@@ -38,7 +38,7 @@ def contracts() -> dict[str, dict[str, Any]]:
         for name, spec in (doc.get("tables") or {}).items():
             if name in merged:
                 raise ContractError(f"raw table {name!r} is declared twice (second time in {path.name})")
-            merged[name] = {**spec, "family": path.stem}
+            merged[name] = {**spec, "family": doc.get("family", path.stem)}
     return merged
 
 
