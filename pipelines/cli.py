@@ -47,7 +47,7 @@ def execute_refresh(home: Path, inputs: Path) -> tuple[bool, str, str]:
             dg.DagsterInstance.ephemeral() as instance:
         result = job.execute_in_process(
             instance=instance, raise_on_error=False,
-            run_config={"loggers": {"console": {"config": {"log_level": os.environ.get("GPU_LEDGER_LOG_LEVEL", "ERROR")}}}},
+            run_config={"loggers": {"console": {"config": {"log_level": os.environ.get("GPU_LEDGER_LOG_LEVEL", "CRITICAL")}}}},
         )
     reasons = []
     for event in result.all_events:
@@ -55,7 +55,8 @@ def execute_refresh(home: Path, inputs: Path) -> tuple[bool, str, str]:
             err = event.event_specific_data.error
             while err is not None and err.cause is not None:  # the innermost cause names the problem
                 err = err.cause
-            reasons.append(f"{event.step_key}: {(err.message if err else 'failed').strip()}")
+            message = (err.message if err else "failed").strip().splitlines()
+            reasons.append(f"{event.step_key}: {message[-1] if message else 'failed'}")
     published = any(
         e.event_type_value == "ASSET_MATERIALIZATION" and e.asset_key == dg.AssetKey(["serving", "publication"])
         for e in result.all_events

@@ -1,12 +1,21 @@
--- Catches: chargeback that does not add up to the invoice. For every billing period and currency,
--- the chargeback rows (teams + unallocated) must equal the sum of BilledCost of the current
--- billing delivery, to the cent. Blocking: a mismatch withholds the publication.
+-- Catches: chargeback that does not add up to the invoices. For every billing period and
+-- currency, the chargeback rows (teams, shared spread, unallocated, API spend) must equal the
+-- cloud bill's BilledCost of the current delivery plus the API spend, to the cent. Blocking: a
+-- mismatch withholds the publication.
 {{ config(meta={'dagster': {'ref': {'name': 'fct_chargeback_monthly'}}}) }}
 
-with invoice as (
+with invoice_lines as (
     select cast(BillingPeriodStart as date) as billing_period_start, BillingCurrency as currency,
-           sum(BilledCost) as invoice_total
+           BilledCost as amount
     from {{ ref('int_billing_charges_current') }}
+    union all
+    select cast(date_trunc('month', day) as date), currency, cost
+    from {{ ref('fct_api_spend_daily') }}
+),
+
+invoice as (
+    select billing_period_start, currency, sum(amount) as invoice_total
+    from invoice_lines
     group by all
 ),
 

@@ -1,0 +1,25 @@
+-- The registry's cost policies as one typed row (docs/cost_model.md). Absent policies take the
+-- documented defaults so a registry without them still prices.
+with policies as (
+    select policy, value from {{ ref('stg_registry__policies') }}
+),
+
+final as (
+    select
+        coalesce((select cast(value ->> 'amount' as decimal(38, 12)) from policies where policy = 'platform_labor_monthly'), 0)
+            as platform_labor_monthly,
+        coalesce((select upper(value ->> 'currency') from policies where policy = 'platform_labor_monthly'), 'USD')
+            as platform_labor_currency,
+        coalesce((select cast(value ->> 'amount' as decimal(38, 12)) from policies where policy = 'operator_hourly_rate'), 0)
+            as operator_hourly_rate,
+        coalesce((select cast(value ->> 'amount' as decimal(38, 12)) from policies where policy = 'moderation_cost_per_asset'), 0)
+            as moderation_cost_per_asset,
+        coalesce((select cast(value ->> '$' as double) from policies where policy = 'observability_share'), 0)
+            as observability_share,
+        coalesce((select value ->> '$' from policies where policy = 'default_provider'), 'aws') as default_provider,
+        coalesce((select value ->> '$' from policies where policy = 'idle_policy'), 'separate') as idle_policy,
+        coalesce((select value from policies where policy = 'reference_regions'), '{}') as reference_regions,
+        coalesce((select value from policies where policy = 'pricing_category_factors'), '{}') as pricing_category_factors
+)
+
+select * from final

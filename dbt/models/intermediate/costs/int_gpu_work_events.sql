@@ -1,0 +1,106 @@
+-- Every piece of GPU work a workload did, in GPU-hours, split by the cost component it belongs
+-- to: productive compute, checkpointing, failed work (failed or off-target runs, failed renders,
+-- failed eval tasks) and queue overhead. Priced in int_gpu_work_priced.
+with policies as (
+    select * from {{ ref('int_cost_policies') }}
+),
+
+training as (
+    select *, (outcome <> 'completed' or not coalesce(reached_target, false)) as is_failed,
+           coalesce(checkpoint_minutes_total, 0) / 60.0 as checkpoint_hours
+    from {{ ref('stg_benchmarks__training_runs') }}
+),
+
+evals as (
+    select *, case when coalesce(tasks_total, 0) > 0 then tasks_completed / tasks_total else 0 end as done_share
+    from {{ ref('stg_benchmarks__eval_runs') }}
+),
+
+media as (
+    select *, case when coalesce(produced, 0) + coalesce(failed_renders, 0) > 0
+                   then coalesce(failed_renders, 0) / (produced + coalesce(failed_renders, 0)) else 0 end as failed_share
+    from {{ ref('stg_benchmarks__media_batches') }}
+),
+
+serving as (
+    select *, case when coalesce(completed, 0) + coalesce(failed, 0) > 0
+                   then coalesce(failed, 0) / (completed + coalesce(failed, 0)) else 0 end as failed_share
+    from {{ ref('fct_benchmark_runs') }}
+    where workload_id is not null and gpu_model is not null and gpu_count > 0 and duration_s > 0
+),
+
+work as (
+    select 'benchmark' as basis, workload_id, 'benchmark_run' as source_kind, run_id as source_ref,
+           run_started_at as event_at, provider, gpu_model, pricing_category, 'gpu_compute' as component,
+           duration_s / 3600.0 * gpu_count * (1 - failed_share) as gpu_hours, cast(null as varchar) as cause
+    from serving
+    union all
+    select 'benchmark', workload_id, 'benchmark_run', run_id, run_started_at, provider, gpu_model, pricing_category,
+           'retry_waste', duration_s / 3600.0 * gpu_count * failed_share, 'failed requests'
+    from serving
+    where failed_share > 0
+    union all
+    select 'production', workload_id, 'training_run' as source_kind, run_id as source_ref, started_at as event_at,
+           provider, gpu_model, pricing_category,
+           case when is_failed then 'failure_waste' else 'gpu_compute' end as component,
+           (wall_hours - checkpoint_hours) * gpu_count as gpu_hours,
+           case when is_failed then 'run ' || outcome || ', target ' ||
+               case when coalesce(reached_target, false) then 'reached' else 'not reached' end end as cause
+    from training
+    union all
+    select 'production', workload_id, 'training_run', run_id, started_at, provider, gpu_model, pricing_category,
+           case when is_failed then 'failure_waste' else 'checkpointing' end,
+           checkpoint_hours * gpu_count,
+           case when is_failed then 'checkpoints of a failed run' end
+    from training
+    where checkpoint_hours > 0
+    union all
+    select 'production', workload_id, 'eval_run', run_id, started_at, provider, gpu_model, pricing_category,
+           'gpu_compute', wall_hours * gpu_count * done_share, null
+    from evals
+    union all
+    select 'production', workload_id, 'eval_run', run_id, started_at, provider, gpu_model, pricing_category,
+           'failure_waste', wall_hours * gpu_count * (1 - done_share), 'failed eval tasks'
+    from evals
+    where done_share < 1
+    union all
+    select 'production', workload_id, 'media_batch', batch_id, started_at, policies.default_provider, gpu_model, 'on-demand',
+           'gpu_compute', gpu_hours * (1 - failed_share), null
+    from media, policies
+    union all
+    select 'production', workload_id, 'media_batch', batch_id, started_at, policies.default_provider, gpu_model, 'on-demand',
+           'failure_waste', gpu_hours * failed_share, 'failed renders'
+    from media, policies
+    where failed_share > 0
+    union all
+    select 'production', workload_id, 'media_batch', batch_id, started_at, policies.default_provider, gpu_model, 'on-demand',
+           'queue_overhead', coalesce(queue_minutes, 0) / 60.0 * gpu_count, 'GPUs held while the batch queued'
+    from media, policies
+    where coalesce(queue_minutes, 0) > 0
+),
+
+final as (
+    select
+        md5(basis || '|' || source_kind || '|' || source_ref || '|' || component || '|' || cast(row_number() over (
+            partition by basis, source_kind, source_ref, component order by gpu_hours) as varchar)) as event_id,
+        basis,
+        workload_id,
+        source_kind,
+        source_ref,
+        event_at,
+        provider,
+        gpu_model,
+        -- Our own formats write on_demand / reserved; the price catalog says on-demand / reserved-1y.
+        case replace(lower(pricing_category), '_', '-')
+            when 'reserved' then 'reserved-1y'
+            when 'ondemand' then 'on-demand'
+            else replace(lower(pricing_category), '_', '-')
+        end as pricing_category,
+        component,
+        cast(gpu_hours as double) as gpu_hours,
+        cause
+    from work
+    where gpu_hours > 0
+)
+
+select * from final

@@ -1,0 +1,26 @@
+-- Catches one GPU-hour counted twice: the allocations of one GPU key (a GPU, a MIG slice, or a node's
+-- GPUs) in one hour add up to more than the GPUs it stands for, or the MIG slices of one physical GPU
+-- add up to more than one GPU.
+with usage as (
+    select * from {{ ref('int_gpu_usage_hourly') }}
+),
+
+per_key as (
+    select gpu_key, hour_start, sum(allocated_gpu_hours) as allocated, max(gpu_capacity) as capacity
+    from usage
+    where gpu_capacity is not null
+    group by all
+    having sum(allocated_gpu_hours) > max(gpu_capacity) + 1e-6
+),
+
+per_gpu as (
+    select 'gpu:' || gpu_uuid as gpu_key, hour_start, sum(allocated_gpu_hours) as allocated, 1.0 as capacity
+    from usage
+    where gpu_uuid is not null
+    group by all
+    having sum(allocated_gpu_hours) > 1.0 + 1e-6
+)
+
+select * from per_key
+union all
+select * from per_gpu
