@@ -1,0 +1,134 @@
+-- Idle GPU-hours per pool (Slurm cluster, cloud account, or the hosts seen only in telemetry), GPU model
+-- and hour. Billed = the ledger's GPU-hours for cloud accounts; for a Slurm cluster the inventory
+-- capacity (configured GPUs x 1 h) over every hour between its first and last job; for hosts seen only
+-- in telemetry the GPUs seen in the hour. Unallocated idle = billed - allocated; allocated idle =
+-- measured - used (hours without a utilisation reading are left out, not called idle). Never negative:
+-- allocation above billed/capacity is shown as over_allocation_gpu_hours with a cause in idle_flag.
+with usage as (
+    select * from {{ ref('int_gpu_usage_hourly') }}
+),
+
+billing as (
+    select * from {{ ref('int_gpu_billing_hours_mapped') }}
+),
+
+inventory as (
+    select * from {{ ref('stg_usage__gpu_inventory') }}
+),
+
+aliases as (
+    select lower(trim(alias)) as alias, gpu_model from {{ ref('gpu_aliases') }}
+),
+
+usage_hourly as (
+    select
+        pool_id,
+        coalesce(gpu_model, '(unknown)') as gpu_model,
+        hour_start,
+        sum(allocated_gpu_hours) as allocated_gpu_hours,
+        sum(used_gpu_hours) as used_gpu_hours,
+        sum(measured_gpu_hours) as measured_gpu_hours,
+        sum(gpu_capacity) filter (where allocation_basis = 'telemetry') as observed_gpus
+    from usage
+    group by all
+),
+
+inventory_capacity as (
+    select
+        'slurm:' || inventory.cluster as pool_id,
+        coalesce(aliases.gpu_model, {{ canonical_gpu_model('inventory.gpu_type') }}, '(unknown)') as gpu_model,
+        sum(inventory.gpu_count) as gpus
+    from inventory
+    left join aliases on aliases.alias = inventory.gpu_type
+    where inventory.gpu_count > 0
+    group by all
+),
+
+cluster_windows as (
+    select pool_id, min(hour_start) as first_hour, max(hour_start) as last_hour
+    from usage
+    where allocation_basis = 'job' and pool_id in (select pool_id from inventory_capacity)
+    group by pool_id
+),
+
+inventory_hours as (
+    select
+        inventory_capacity.pool_id,
+        inventory_capacity.gpu_model,
+        unnest(generate_series(cluster_windows.first_hour, cluster_windows.last_hour, interval 1 hour)) as hour_start,
+        inventory_capacity.gpus as billed_gpu_hours,
+        'inventory' as capacity_basis
+    from inventory_capacity
+    inner join cluster_windows on cluster_windows.pool_id = inventory_capacity.pool_id
+),
+
+ledger_hours as (
+    select pool_id, gpu_model, hour_start, sum(billed_gpu_hours) as billed_gpu_hours, 'ledger' as capacity_basis
+    from billing
+    group by all
+),
+
+telemetry_hours as (
+    select pool_id, gpu_model, hour_start, observed_gpus as billed_gpu_hours, 'telemetry' as capacity_basis
+    from usage_hourly
+    where pool_id like 'telemetry:%'
+),
+
+capacity as (
+    select * from inventory_hours
+    union all by name
+    select * from ledger_hours
+    union all by name
+    select * from telemetry_hours
+),
+
+pools_with_usage as (
+    select distinct pool_id from usage_hourly
+),
+
+joined as (
+    select
+        coalesce(capacity.pool_id, usage_hourly.pool_id) as pool_id,
+        coalesce(capacity.gpu_model, usage_hourly.gpu_model) as gpu_model,
+        coalesce(capacity.hour_start, usage_hourly.hour_start) as hour_start,
+        coalesce(capacity.capacity_basis, 'none') as capacity_basis,
+        coalesce(capacity.billed_gpu_hours, 0.0) as billed_gpu_hours,
+        coalesce(usage_hourly.allocated_gpu_hours, 0.0) as allocated_gpu_hours,
+        coalesce(usage_hourly.used_gpu_hours, 0.0) as used_gpu_hours,
+        coalesce(usage_hourly.measured_gpu_hours, 0.0) as measured_gpu_hours
+    from capacity
+    full outer join usage_hourly
+        on usage_hourly.pool_id = capacity.pool_id
+        and usage_hourly.gpu_model = capacity.gpu_model
+        and usage_hourly.hour_start = capacity.hour_start
+),
+
+final as (
+    select
+        joined.pool_id,
+        joined.gpu_model,
+        joined.hour_start,
+        joined.capacity_basis,
+        joined.billed_gpu_hours,
+        joined.allocated_gpu_hours,
+        joined.used_gpu_hours,
+        joined.measured_gpu_hours,
+        greatest(joined.billed_gpu_hours - joined.allocated_gpu_hours, 0.0) as unallocated_idle_gpu_hours,
+        greatest(joined.measured_gpu_hours - joined.used_gpu_hours, 0.0) as allocated_idle_gpu_hours,
+        greatest(joined.billed_gpu_hours - joined.allocated_gpu_hours, 0.0)
+            + greatest(joined.measured_gpu_hours - joined.used_gpu_hours, 0.0) as idle_gpu_hours,
+        case when joined.allocated_gpu_hours > joined.billed_gpu_hours + 1e-9
+             then joined.allocated_gpu_hours - joined.billed_gpu_hours else 0.0 end as over_allocation_gpu_hours,
+        case
+            when joined.allocated_gpu_hours > joined.billed_gpu_hours + 1e-9 and joined.capacity_basis = 'none'
+                then 'allocated without a capacity record'
+            when joined.allocated_gpu_hours > joined.billed_gpu_hours + 1e-9
+                then 'allocated exceeds capacity'
+            when joined.capacity_basis = 'ledger' and pools_with_usage.pool_id is null
+                then 'no usage data for the pool'
+        end as idle_flag
+    from joined
+    left join pools_with_usage on pools_with_usage.pool_id = joined.pool_id
+)
+
+select * from final

@@ -1,0 +1,164 @@
+-- Every scheduler job with its canonical GPU model, effective end, nodes and owner.
+-- End: a running job has no End, so started_at + Elapsed (the accounting snapshot) stands in.
+-- Owner: Slurm account / k8s namespace through registry mappings (slurm_account, namespace), then a
+-- `team` label or a comment naming a team id or alias, then the owner of the workload named by a
+-- `workload`/`workload_id` label or the comment; otherwise '(unallocated)', never dropped.
+-- Nodes: the Slurm hostlist (`a100gpu[2,4]`, `omni[1,10-12]`) expanded; GPUs split evenly over nodes.
+with jobs as (
+    select * from {{ ref('stg_usage__gpu_jobs') }}
+),
+
+inventory as (
+    select * from {{ ref('stg_usage__gpu_inventory') }}
+),
+
+aliases as (
+    select lower(trim(alias)) as alias, gpu_model from {{ ref('gpu_aliases') }}
+),
+
+mappings as (
+    select * from {{ ref('stg_registry__mappings') }}
+),
+
+teams as (
+    select * from {{ ref('stg_registry__teams') }}
+),
+
+workloads as (
+    select * from {{ ref('stg_registry__workloads') }}
+),
+
+team_names as (
+    select lower(team_id) as match_value, team_id from teams
+    union
+    select lower(trim(unnest(from_json(aliases, '["VARCHAR"]')))), team_id from teams
+),
+
+node_groups as (
+    select job_key, unnest(regexp_extract_all(node_list, '[^,\[\]]+(\[[^\]]*\])?')) as node_group
+    from jobs
+    where node_list is not null and node_list not in ('None assigned', '(null)')
+),
+
+node_items as (
+    select
+        job_key,
+        regexp_extract(node_group, '^([^\[]*)', 1) as prefix,
+        unnest(case when node_group like '%[%'
+                    then string_split(regexp_extract(node_group, '\[([^\]]*)\]', 1), ',')
+                    else [''] end) as item
+    from node_groups
+),
+
+node_numbers as (
+    select
+        job_key,
+        prefix,
+        length(split_part(item, '-', 1)) as width,
+        unnest(case when item = '' then [null]
+                    else range(cast(split_part(item, '-', 1) as bigint),
+                               cast(coalesce(nullif(split_part(item, '-', 2), ''), split_part(item, '-', 1)) as bigint) + 1)
+               end) as n
+    from node_items
+),
+
+nodes_expanded as (
+    select job_key, case when n is null then prefix else prefix || lpad(cast(n as varchar), cast(width as integer), '0') end as node
+    from node_numbers
+),
+
+job_nodes as (
+    select job_key, list(distinct node order by node) as nodes
+    from nodes_expanded
+    group by job_key
+),
+
+gpu_nodes as (
+    select job_nodes.job_key, bool_or(inventory.gpu_count > 0) as on_gpu_node,
+           any_value(inventory.gpu_type) filter (where inventory.gpu_count > 0) as node_gpu_type
+    from job_nodes, unnest(job_nodes.nodes) as n(node)
+    inner join inventory on inventory.node = n.node
+    group by job_nodes.job_key
+),
+
+account_teams as (
+    select kind, match_value, any_value(team_id) as team_id, any_value(workload_id) as workload_id
+    from mappings
+    where kind in ('slurm_account', 'namespace')
+    group by all
+),
+
+label_values as (
+    select
+        job_key,
+        lower(trim(coalesce(labels ->> 'team', labels ->> 'label_team', labels ->> 'owner_team'))) as label_team,
+        lower(trim(coalesce(labels ->> 'workload', labels ->> 'workload_id', labels ->> 'label_workload',
+                            comment))) as label_workload,
+        lower(trim(comment)) as comment_value
+    from jobs
+),
+
+resolved as (
+    select
+        jobs.*,
+        job_nodes.nodes,
+        coalesce(gpu_nodes.on_gpu_node, false) as on_gpu_node,
+        coalesce(
+            aliases.gpu_model,
+            node_alias.gpu_model,
+            {{ canonical_gpu_model('jobs.gpu_type') }}
+        ) as gpu_model,
+        coalesce(jobs.ended_at, jobs.started_at + to_microseconds(cast(jobs.elapsed_s * 1000000 as bigint))) as ended_at_effective,
+        acct.team_id as account_team_id,
+        acct.workload_id as account_workload_id,
+        coalesce(label_team.team_id, comment_team.team_id) as label_team_id,
+        label_workload.workload_id as label_workload_id
+    from jobs
+    left join job_nodes on job_nodes.job_key = jobs.job_key
+    left join gpu_nodes on gpu_nodes.job_key = jobs.job_key
+    left join aliases on aliases.alias = split_part(jobs.gpu_type, ',', 1)
+    left join aliases as node_alias on node_alias.alias = gpu_nodes.node_gpu_type and jobs.gpu_type is null
+    left join account_teams as acct
+        on (acct.kind = 'slurm_account' and jobs.scheduler = 'slurm' and acct.match_value = lower(trim(jobs.account)))
+        or (acct.kind = 'namespace' and jobs.scheduler = 'kubernetes' and acct.match_value = lower(trim(jobs.namespace)))
+    left join label_values on label_values.job_key = jobs.job_key
+    left join team_names as label_team on label_team.match_value = label_values.label_team
+    left join team_names as comment_team on comment_team.match_value = label_values.comment_value
+    left join workloads as label_workload on lower(label_workload.workload_id) = label_values.label_workload
+),
+
+final as (
+    select
+        resolved.* exclude (account_team_id, account_workload_id, label_team_id, label_workload_id),
+        coalesce(resolved.gpu_count, 0) > 0 as has_gpus,
+        coalesce(resolved.gpu_count, 0) > 0 or resolved.on_gpu_node as is_gpu_job,
+        greatest(coalesce(len(resolved.nodes), 0), 1) as node_count,
+        coalesce(resolved.gpu_count, 0)
+            * date_diff('microsecond', resolved.started_at, resolved.ended_at_effective) / 3600000000.0
+            as allocated_gpu_hours,
+        coalesce(resolved.account_workload_id, resolved.label_workload_id) as workload_id,
+        coalesce(
+            resolved.account_team_id,
+            resolved.label_team_id,
+            workloads.team_id,
+            '(unallocated)'
+        ) as team_id,
+        case
+            when resolved.account_team_id is not null then
+                case when resolved.scheduler = 'slurm' then 'slurm_account' else 'namespace' end
+            when resolved.label_team_id is not null then 'label'
+            when workloads.team_id is not null then 'workload owner'
+            else 'none'
+        end as team_basis,
+        case
+            when resolved.state in ('FAILED', 'NODE_FAIL', 'OUT_OF_MEMORY', 'TIMEOUT', 'PREEMPTED') then 'failed'
+            when resolved.state = 'CANCELLED' then 'cancelled'
+            when resolved.state = 'COMPLETED' then 'completed'
+            when resolved.state in ('RUNNING', 'PENDING') then lower(resolved.state)
+            else 'unknown'
+        end as outcome
+    from resolved
+    left join workloads on workloads.workload_id = coalesce(resolved.account_workload_id, resolved.label_workload_id)
+)
+
+select * from final

@@ -1,0 +1,225 @@
+-- GPU-hours per GPU (or MIG slice, or a node's GPUs when the scheduler does not say which) per hour
+-- and allocation. Grain: gpu_key x hour_start x allocation_key.
+--   Jobs: a job holding G GPUs over [started_at, end) puts G x (hours of the bucket it overlaps) in every
+--   hour bucket it touches, split evenly over its nodes; fractional GPU counts count as their fraction.
+--   Telemetry GPUs no job accounts for: a sampled GPU-hour is allocated for the share of its samples
+--   that name a pod, namespace or job or show activity (utilisation > 0: bare-metal nvidia-smi has no
+--   pod labels), times the GPU share it stands for (MIG '1g.10gb' = 1/7). Owner: namespace mapping.
+-- Used = allocated x utilisation: the job's own gpu_util_pct, else the telemetry average over the
+-- hour on the job's node (GR_ENGINE_ACTIVE, else GPU_UTIL). Allocated hours without any reading are
+-- not measured (measured_gpu_hours excludes them) rather than counted as idle.
+with jobs as (
+    select * from {{ ref('int_gpu_jobs_attributed') }}
+    where has_gpus and started_at is not null and ended_at_effective > started_at
+),
+
+inventory as (
+    select * from {{ ref('stg_usage__gpu_inventory') }}
+),
+
+samples as (
+    select * from {{ ref('stg_usage__gpu_samples') }}
+),
+
+file_loads as (
+    select file_hash, min(observed_at) as observed_at
+    from {{ ref('stg_audit__file_loads') }}
+    group by file_hash
+),
+
+aliases as (
+    select lower(trim(alias)) as alias, gpu_model from {{ ref('gpu_aliases') }}
+),
+
+namespace_teams as (
+    select match_value, any_value(team_id) as team_id, any_value(workload_id) as workload_id
+    from {{ ref('stg_registry__mappings') }}
+    where kind = 'namespace'
+    group by match_value
+),
+
+job_nodes as (
+    select jobs.*, unnest(coalesce(jobs.nodes, [cast(null as varchar)])) as node
+    from jobs
+),
+
+job_hours as (
+    select job_nodes.*, {{ hour_buckets('started_at', 'ended_at_effective') }} as hour_start
+    from job_nodes
+),
+
+sample_times as (
+    select
+        samples.*,
+        coalesce(samples.sampled_at, file_loads.observed_at) as sample_time,
+        samples.sampled_at is null as time_from_landing,
+        coalesce(aliases.gpu_model, {{ canonical_gpu_model('samples.gpu_model_reported') }}) as gpu_model
+    from samples
+    left join file_loads on file_loads.file_hash = samples.x_file_hash
+    left join aliases on aliases.alias = lower(trim(samples.gpu_model_reported))
+),
+
+telemetry_hours as (
+    select
+        gpu_uuid,
+        mig_instance_id,
+        date_trunc('hour', sample_time) as hour_start,
+        any_value(host) as host,
+        any_value(gpu_model) as gpu_model,
+        any_value(mig_profile) as mig_profile,
+        any_value(namespace) as namespace,
+        any_value(pod) as pod,
+        any_value(job_id) as job_id,
+        avg(util_pct) as util_pct,
+        avg(fb_used_mib) as memory_used_mib,
+        count(*) as sample_count,
+        count(*) filter (where pod is not null or namespace is not null or job_id is not null) as labelled_samples,
+        count(*) filter (where pod is not null or namespace is not null or job_id is not null or util_pct > 0)
+            as busy_samples,
+        bool_or(time_from_landing) as time_from_landing
+    from sample_times
+    where sample_time is not null
+    group by all
+),
+
+-- A physical-GPU row is dropped in an hour where the same GPU reports MIG slices (they would double count).
+telemetry_gpus as (
+    select *
+    from telemetry_hours
+    qualify not (mig_instance_id is null
+                 and bool_or(mig_instance_id is not null) over (partition by gpu_uuid, hour_start))
+),
+
+job_telemetry as (
+    select
+        job_hours.job_key,
+        job_hours.node,
+        job_hours.hour_start,
+        avg(telemetry_gpus.util_pct) as util_pct,
+        avg(telemetry_gpus.memory_used_mib) as memory_used_mib
+    from job_hours
+    inner join telemetry_gpus
+        on telemetry_gpus.hour_start = job_hours.hour_start
+        and (telemetry_gpus.host = job_hours.node
+             or telemetry_gpus.job_id = job_hours.job_id
+             or (job_hours.scheduler = 'kubernetes' and telemetry_gpus.namespace = job_hours.namespace
+                 and telemetry_gpus.pod = job_hours.pod))
+    group by all
+),
+
+covered_telemetry as (
+    select distinct telemetry_gpus.gpu_uuid, telemetry_gpus.mig_instance_id, telemetry_gpus.hour_start
+    from telemetry_gpus
+    inner join job_hours
+        on telemetry_gpus.hour_start = job_hours.hour_start
+        and (telemetry_gpus.host = job_hours.node
+             or telemetry_gpus.job_id = job_hours.job_id
+             or (job_hours.scheduler = 'kubernetes' and telemetry_gpus.namespace = job_hours.namespace
+                 and telemetry_gpus.pod = job_hours.pod))
+),
+
+job_rows as (
+    select
+        job_hours.scheduler || ':' || job_hours.cluster || ':'
+            || coalesce(job_hours.node, job_hours.namespace, job_hours.job_id) as gpu_key,
+        job_hours.hour_start,
+        job_hours.job_key as allocation_key,
+        'job' as allocation_basis,
+        job_hours.scheduler || ':' || job_hours.cluster as pool_id,
+        job_hours.cluster,
+        job_hours.node as host,
+        job_hours.namespace,
+        cast(null as varchar) as gpu_uuid,
+        cast(null as varchar) as mig_instance_id,
+        cast(null as varchar) as mig_profile,
+        job_hours.gpu_model,
+        case when job_hours.scheduler = 'slurm' then inventory.gpu_count end as gpu_capacity,
+        job_hours.job_key,
+        job_hours.job_id,
+        job_hours.job_name,
+        job_hours.scheduler,
+        job_hours.team_id,
+        job_hours.workload_id,
+        job_hours.team_basis,
+        job_hours.state as job_state,
+        job_hours.outcome,
+        job_hours.gpu_count / job_hours.node_count
+            * {{ overlap_hours('job_hours.started_at', 'job_hours.ended_at_effective', 'job_hours.hour_start') }}
+            as allocated_gpu_hours,
+        coalesce(job_hours.gpu_util_pct, job_telemetry.util_pct) as util_pct,
+        case when job_hours.gpu_util_pct is not null then 'job accounting'
+             when job_telemetry.util_pct is not null then 'telemetry' end as util_basis,
+        coalesce(job_hours.gpu_mem_max_mib, job_telemetry.memory_used_mib) as memory_used_mib,
+        cast(null as bigint) as sample_count
+    from job_hours
+    left join inventory on inventory.node = job_hours.node and job_hours.scheduler = 'slurm'
+    left join job_telemetry
+        on job_telemetry.job_key = job_hours.job_key
+        and job_telemetry.node is not distinct from job_hours.node
+        and job_telemetry.hour_start = job_hours.hour_start
+),
+
+telemetry_rows as (
+    select
+        'gpu:' || telemetry_gpus.gpu_uuid || coalesce('/mig' || telemetry_gpus.mig_instance_id, '') as gpu_key,
+        telemetry_gpus.hour_start,
+        'telemetry' as allocation_key,
+        'telemetry' as allocation_basis,
+        'telemetry:' || coalesce(telemetry_gpus.host, '(no host)') as pool_id,
+        cast(null as varchar) as cluster,
+        telemetry_gpus.host,
+        telemetry_gpus.namespace,
+        telemetry_gpus.gpu_uuid,
+        telemetry_gpus.mig_instance_id,
+        telemetry_gpus.mig_profile,
+        telemetry_gpus.gpu_model,
+        {{ mig_slice_fraction('telemetry_gpus.mig_profile', 'telemetry_gpus.gpu_model') }} as gpu_capacity,
+        cast(null as varchar) as job_key,
+        telemetry_gpus.job_id,
+        telemetry_gpus.pod as job_name,
+        case when telemetry_gpus.namespace is not null or telemetry_gpus.pod is not null then 'kubernetes' end
+            as scheduler,
+        cast(null as varchar) as team_id,
+        cast(null as varchar) as workload_id,
+        cast(null as varchar) as team_basis,
+        cast(null as varchar) as job_state,
+        case when telemetry_gpus.busy_samples > 0 then 'running' else 'unallocated' end as outcome,
+        {{ mig_slice_fraction('telemetry_gpus.mig_profile', 'telemetry_gpus.gpu_model') }}
+            * telemetry_gpus.busy_samples / telemetry_gpus.sample_count as allocated_gpu_hours,
+        telemetry_gpus.util_pct,
+        case when telemetry_gpus.util_pct is not null then 'telemetry' end as util_basis,
+        telemetry_gpus.memory_used_mib,
+        telemetry_gpus.sample_count
+    from telemetry_gpus
+    left join covered_telemetry
+        on covered_telemetry.gpu_uuid = telemetry_gpus.gpu_uuid
+        and covered_telemetry.mig_instance_id is not distinct from telemetry_gpus.mig_instance_id
+        and covered_telemetry.hour_start = telemetry_gpus.hour_start
+    where covered_telemetry.gpu_uuid is null
+),
+
+telemetry_owned as (
+    select
+        telemetry_rows.* exclude (team_id, workload_id, team_basis),
+        coalesce(namespace_teams.team_id, '(unallocated)') as team_id,
+        namespace_teams.workload_id,
+        case when namespace_teams.team_id is not null then 'namespace' else 'none' end as team_basis
+    from telemetry_rows
+    left join namespace_teams on namespace_teams.match_value = lower(trim(telemetry_rows.namespace))
+),
+
+unioned as (
+    select * from job_rows
+    union all by name
+    select * from telemetry_owned
+),
+
+final as (
+    select
+        *,
+        case when util_pct is not null then allocated_gpu_hours else 0.0 end as measured_gpu_hours,
+        allocated_gpu_hours * least(greatest(util_pct, 0.0), 100.0) / 100.0 as used_gpu_hours
+    from unioned
+)
+
+select * from final
