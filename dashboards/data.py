@@ -1,0 +1,299 @@
+"""Read-only access to the published copy (serving.duckdb) for the app, the reports and the tests.
+
+Every function opens a short-lived read-only connection, runs one parameterised query and closes
+it, so a refresh can rename a new publication into place at any time. Filter values are always
+bound as `?` parameters; the only identifiers ever spliced into SQL come from fixed dictionaries
+in this module, never from a caller's value. Money stays `Decimal` (DECIMAL(38,12) through Arrow):
+rounding to two places happens only in `fmt_money`, at display.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from datetime import date
+from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+DEFAULT_HOME = Path(__file__).resolve().parent.parent / "warehouse" / "home"
+SERVING_FILE = "serving.duckdb"
+STATUS_FILE = "last_refresh.json"
+# The cost components of fct_workload_unit_cost, in stacking order (money, same currency).
+UNIT_COST_COMPONENTS = (
+    "gpu_compute", "storage", "network", "checkpointing", "serving_stack", "observability",
+    "platform_labor", "idle_capacity", "retry_waste", "failure_waste", "queue_overhead",
+    "moderation_or_quality_filtering", "operator_review",
+)
+WASTE_COMPONENTS = ("idle_capacity", "retry_waste", "failure_waste")
+# Spend breakdowns: dimension name -> (table, dimension column, period column, money column).
+# Identifiers come only from here; callers pick a key.
+SPEND_DIMENSIONS: dict[str, tuple[str, str, str, str]] = {
+    "team": ("ledger_focus", "x_team", "BillingPeriodStart", "BilledCost"),
+    "provider": ("ledger_focus", "ProviderName", "BillingPeriodStart", "BilledCost"),
+    "gpu_model": ("ledger_focus", "x_gpu_model", "BillingPeriodStart", "BilledCost"),
+    "workload_type": ("fct_workload_unit_cost", "workload_type", "period", "all_in_cost"),
+}
+
+
+class NotPublished(LookupError):
+    """A table or column the caller needs is not (yet) in the publication."""
+
+
+def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
+    """Explicit home, else GPU_LEDGER_HOME, else ./warehouse/home; read at call time, never at import."""
+    return Path(home or os.environ.get("GPU_LEDGER_HOME") or DEFAULT_HOME).expanduser().resolve()
+
+
+def serving_path(home: str | os.PathLike[str] | None = None) -> Path:
+    """Where the published copy lives for this home."""
+    return resolve_home(home) / SERVING_FILE
+
+
+def read_status(home: Path) -> dict[str, Any] | None:
+    """The last refresh outcome (last_refresh.json), or None if there is none or it is unreadable."""
+    try:
+        return json.loads((home / STATUS_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def query(path: Path, sql: str, params: list[Any] | None = None) -> pd.DataFrame:
+    """Run one query on a fresh read-only connection; DECIMAL columns come back as Decimal."""
+    if not Path(path).exists():
+        raise NotPublished(f"{SERVING_FILE} is not published yet ({path})")
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        # Integers with nulls stay Python ints (not floats): counts such as gpu_count must not print as 2.0.
+        return con.execute(sql, params or []).to_arrow_table().to_pandas(integer_object_nulls=True)
+    finally:
+        con.close()
+
+
+def schema(path: Path) -> dict[str, set[str]]:
+    """Published tables and their columns (lower-cased: DuckDB identifiers are case-insensitive)."""
+    try:
+        st = Path(path).stat()
+    except FileNotFoundError:
+        return {}
+    # A publication is renamed into place (new inode, new mtime), so this key changes with every refresh;
+    # caching spares a connection per filter and section, which is most of a page's render time.
+    return _schema(str(path), st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=8)
+def _schema(path: str, inode: int, mtime_ns: int, size: int) -> dict[str, set[str]]:
+    df = query(Path(path), "select table_name, column_name from information_schema.columns "
+                           "where table_schema = 'main'")
+    out: dict[str, set[str]] = {}
+    for table, column in zip(df["table_name"], df["column_name"]):
+        out.setdefault(table.lower(), set()).add(column.lower())
+    return out
+
+
+def require(path: Path, table: str, columns: tuple[str, ...] | list[str] = ()) -> set[str]:
+    """The table's columns; raises NotPublished naming what is missing."""
+    cols = schema(path).get(table.lower())
+    if cols is None:
+        raise NotPublished(f"table {table} is not published yet")
+    missing = [c for c in columns if c.lower() not in cols]
+    if missing:
+        raise NotPublished(f"{table} has no column {', '.join(missing)} yet")
+    return set(cols)  # a copy: the cached set must not be changed by callers
+
+
+def exact(value: Any) -> Any:
+    """Decimals as plain fixed-point text ('0.000000000000', never '0E-12') for CSV and JSON; others as is."""
+    return format(value, "f") if isinstance(value, Decimal) else value
+
+
+def fmt_money(amount: Decimal | float | None, currency: str | None) -> str:
+    """'USD 1,234.57': two decimals, half-up, only ever at display."""
+    if amount is None or (isinstance(amount, float) and math.isnan(amount)):
+        return "n/a"
+    value = Decimal(str(amount)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    return f"{currency or ''} {value:,.2f}".strip()
+
+
+def fmt_unit_cost(amount: Decimal | float | None, currency: str | None) -> str:
+    """A cost per output: cents when it is at least 1, else 4 significant digits ('USD 0.005508')."""
+    if amount is None or (isinstance(amount, float) and math.isnan(amount)):
+        return "n/a"
+    if abs(Decimal(str(amount))) >= 1:
+        return fmt_money(amount, currency)
+    return f"{currency or ''} {float(amount):.4g}".strip()
+
+
+def publication(path: Path) -> dict[str, Any] | None:
+    """The publication row (run_id, started_at, published_at, checks ...) or None."""
+    try:
+        require(path, "publication")
+    except NotPublished:
+        return None
+    df = query(path, "select * from publication order by published_at desc limit 1")
+    return None if df.empty else df.iloc[0].to_dict()
+
+
+def distinct(path: Path, table: str, column: str, most_common_first: bool = False) -> list[Any]:
+    """Distinct non-null values of a published column (filter choices), sorted or most common first."""
+    try:
+        require(path, table, [column])
+    except NotPublished:
+        return []
+    # Identifiers are verified against information_schema above, so quoting them is safe.
+    order = "count(*) desc, 1" if most_common_first else "1"
+    df = query(path, f'select "{column}" as v from "{table}" where "{column}" is not null group by 1 order by {order}')
+    return df["v"].tolist()
+
+
+def _period_filters(period_col: str) -> str:
+    """SQL for optional [start, end] filters on a period column; bound as four parameters."""
+    return (f"(?::date is null or cast({period_col} as date) >= ?::date) "
+            f"and (?::date is null or cast({period_col} as date) <= ?::date)")
+
+
+def spend_by(path: Path, dimension: str, team: str | None = None, provider: str | None = None,
+             start: date | None = None, end: date | None = None) -> pd.DataFrame:
+    """Spend per period, currency and one dimension (team, provider, gpu_model, workload_type)."""
+    table, dim, period, money = SPEND_DIMENSIONS[dimension]
+    team_col = "x_team" if table == "ledger_focus" else "team_id"
+    cols = require(path, table, [dim, period, money, team_col])
+    has_provider = table == "ledger_focus"
+    currency = "BillingCurrency" if has_provider else ("currency" if "currency" in cols else "null")
+    sql = (
+        f"select cast({period} as date) as period, {currency} as currency, "
+        f"coalesce(cast({dim} as varchar), '(none)') as {dimension}, sum({money}) as cost "
+        f"from {table} where (?::varchar is null or {team_col} = ?) "
+        + ("and (?::varchar is null or ProviderName = ?) " if has_provider else "")
+        + f"and {_period_filters(period)} group by all order by period, {dimension}"
+    )
+    params: list[Any] = [team, team] + ([provider, provider] if has_provider else []) + [start, start, end, end]
+    return query(path, sql, params)
+
+
+def chargeback(path: Path, team: str | None = None, month: date | None = None,
+               currency: str | None = None) -> pd.DataFrame:
+    """fct_chargeback_monthly rows (all published columns) for an optional team, month and currency."""
+    require(path, "fct_chargeback_monthly", ["team_id", "billing_period_start", "currency", "total_cost"])
+    return query(
+        path,
+        "select * from fct_chargeback_monthly where (?::varchar is null or team_id = ?) "
+        "and (?::date is null or billing_period_start = ?::date) and (?::varchar is null or currency = ?) "
+        "order by billing_period_start, currency, team_id",
+        [team, team, month, month, currency, currency],
+    )
+
+
+def reconciliation(path: Path) -> pd.DataFrame:
+    """Per period and currency: sum of chargeback rows vs sum of ledger BilledCost, difference exact."""
+    require(path, "fct_chargeback_monthly", ["billing_period_start", "currency", "total_cost"])
+    require(path, "ledger_focus", ["BillingPeriodStart", "BillingCurrency", "BilledCost"])
+    return query(path, """
+        with cb as (select billing_period_start as period, currency, sum(total_cost) as chargeback_total
+                    from fct_chargeback_monthly group by all),
+             inv as (select cast(BillingPeriodStart as date) as period, BillingCurrency as currency,
+                            sum(BilledCost) as invoice_total from ledger_focus group by all)
+        select coalesce(cb.period, inv.period) as period, coalesce(cb.currency, inv.currency) as currency,
+               cb.chargeback_total, inv.invoice_total,
+               coalesce(cb.chargeback_total, 0) - coalesce(inv.invoice_total, 0) as difference,
+               coalesce(cb.chargeback_total, 0) = coalesce(inv.invoice_total, 0) as reconciled
+        from cb full outer join inv on cb.period = inv.period and cb.currency = inv.currency
+        order by period, currency""")
+
+
+def unit_costs(path: Path, team: str | None = None, workload: str | None = None,
+               start: date | None = None, end: date | None = None) -> pd.DataFrame:
+    """fct_workload_unit_cost rows with a waste share (idle + retry + failure over all-in)."""
+    cols = require(path, "fct_workload_unit_cost", ["workload_id", "team_id", "period", "all_in_cost"])
+    waste = [c for c in WASTE_COMPONENTS if c in cols]
+    waste_sum = " + ".join(f"coalesce({c}, 0)" for c in waste) or "null"
+    return query(
+        path,
+        f"select *, ({waste_sum}) as waste_cost, "
+        f"case when all_in_cost = 0 then null else cast(({waste_sum}) as double) / cast(all_in_cost as double) end "
+        f"as waste_share from fct_workload_unit_cost where (?::varchar is null or team_id = ?) "
+        f"and (?::varchar is null or workload_id = ?) and {_period_filters('period')} order by period, workload_id",
+        [team, team, workload, workload, start, start, end, end],
+    )
+
+
+def utilisation(path: Path, team: str | None = None, start: date | None = None,
+                end: date | None = None) -> pd.DataFrame:
+    """GPU-hours per month and team: billed, used, idle, failed, and the idle share."""
+    require(path, "fct_gpu_utilisation_daily", ["day", "team_id", "billed_gpu_hours", "idle_gpu_hours"])
+    return query(
+        path,
+        "select date_trunc('month', day)::date as period, team_id, sum(billed_gpu_hours) as billed_gpu_hours, "
+        "sum(used_gpu_hours) as used_gpu_hours, sum(idle_gpu_hours) as idle_gpu_hours, "
+        "sum(failed_job_gpu_hours) as failed_job_gpu_hours, "
+        "sum(idle_gpu_hours) / nullif(sum(billed_gpu_hours), 0) as idle_share "
+        f"from fct_gpu_utilisation_daily where (?::varchar is null or team_id = ?) and {_period_filters('day')} "
+        "group by all order by period, team_id",
+        [team, team, start, start, end, end],
+    )
+
+
+# Per-workload tables and the columns a caller can rely on once require() has passed.
+WORKLOAD_TABLES: dict[str, tuple[str, ...]] = {
+    "fct_candidate_comparison": ("workload_id", "candidate", "effective_unit_cost", "meets_slo", "rank"),
+    "fct_memory_fit": ("workload_id",),
+    "fct_capacity_options": ("workload_id", "option", "break_even_utilisation", "measured_utilisation"),
+    "dim_workload": ("workload_id",),
+}
+
+
+def workload_table(path: Path, table: str, workload: str) -> pd.DataFrame:
+    """All published rows of a per-workload table (candidates, memory fit, capacity options, registry)."""
+    if table not in WORKLOAD_TABLES:
+        raise ValueError(f"not a per-workload table: {table}")
+    require(path, table, WORKLOAD_TABLES[table])
+    order = " order by rank" if table == "fct_candidate_comparison" else ""
+    return query(path, f"select * from {table} where workload_id = ?{order}", [workload])
+
+
+def prices(path: Path, provider: str | None = None, pricing_category: str | None = None,
+           gpu_model: str | None = None) -> pd.DataFrame:
+    """GPU price history (price per GPU-hour with validity and the time it was observed)."""
+    require(path, "fct_gpu_price_history", ["provider", "pricing_category", "gpu_model", "price_per_gpu_hour",
+                                            "valid_from", "last_observed_at"])
+    return query(
+        path,
+        "select * from fct_gpu_price_history where (?::varchar is null or provider = ?) "
+        "and (?::varchar is null or pricing_category = ?) and (?::varchar is null or gpu_model = ?) "
+        "order by provider, sku, region, pricing_category, valid_from",
+        [provider, provider, pricing_category, pricing_category, gpu_model, gpu_model],
+    )
+
+
+def stale_prices(path: Path, max_age_days: int = 7) -> pd.DataFrame:
+    """Current prices (valid_to null) last observed more than max_age_days before the publication."""
+    require(path, "fct_gpu_price_history", ["valid_to", "last_observed_at"])
+    require(path, "publication", ["published_at"])
+    return query(
+        path,
+        "select provider, sku, region, pricing_category, gpu_model, price_per_gpu_hour, currency, last_observed_at, "
+        "date_diff('day', last_observed_at, (select max(published_at) from publication)) as age_days "
+        "from fct_gpu_price_history where valid_to is null "
+        "and last_observed_at < (select max(published_at) from publication) - to_days(?::integer) "
+        "order by last_observed_at",
+        [max_age_days],
+    )
+
+
+def check_results(path: Path) -> pd.DataFrame:
+    """The checks of the published run."""
+    require(path, "check_results", ["check_name", "passed"])
+    return query(path, "select * from check_results order by passed, severity, check_name")
+
+
+def rejects_by_source(path: Path) -> pd.DataFrame:
+    """Quarantined rows per source family, format and rule."""
+    require(path, "dq_rejects", ["source_family", "format", "rule"])
+    return query(path, "select source_family, format, rule, count(*) as rejected_rows, "
+                       "count(distinct file_hash) as files, max(first_seen) as last_seen "
+                       "from dq_rejects group by all order by rejected_rows desc, source_family")

@@ -1,0 +1,210 @@
+"""Static per-team chargeback/showback reports: one HTML (self-contained, prints well) and one CSV.
+
+`write_team_reports(serving, out_dir)` writes `out_dir/<YYYY-MM>/<team>.html|.csv` for every team and
+month in fct_chargeback_monthly (or one team / month). The HTML has inline CSS and hand-drawn inline
+SVG bars, so it opens offline and needs no JavaScript; the CSV keeps exact decimal amounts in a
+long format (section, item, metric, value) so finance can load it as is. Team names are untrusted:
+they are HTML-escaped in the page and sanitised in file names.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import re
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dashboards import data
+
+CHARGE_COMPONENTS = ("direct_cost", "shared_cost", "idle_cost", "api_cost", "credits", "tax")
+BUDGET_COLUMNS = ("budget_monthly", "budget_remaining", "forecast_month_end")
+UNIT_COLUMNS = ("workload_type", "all_in_cost", "produced_outputs", "accepted_outputs", "unit_of_success",
+                "effective_unit_cost", "naive_unit_cost", "waste_cost", "waste_share")
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1b1f24;margin:2rem auto;max-width:60rem;padding:0 1rem}
+h1{font-size:1.6rem;margin:0 0 .2rem}h2{font-size:1.15rem;margin:1.6rem 0 .5rem;border-bottom:1px solid #d0d7de}
+.meta{color:#57606a;font-size:.85rem}.total{font-size:2rem;font-weight:600;margin:.6rem 0}
+table{border-collapse:collapse;width:100%;margin:.4rem 0;page-break-inside:avoid}
+table{font-size:12px}th,td{border:1px solid #d0d7de;padding:.25rem .4rem;text-align:left}
+td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+th{background:#f6f8fa}svg{display:block;margin:.4rem 0}.note{color:#57606a;font-style:italic}
+@media print{body{margin:0;max-width:none}h2{page-break-after:avoid}
+*{-webkit-print-color-adjust:exact;print-color-adjust:exact}}@page{size:A4;margin:15mm}
+"""
+
+
+def safe_name(name: str) -> str:
+    """A file-name-safe form of an untrusted name: '(unallocated)' -> 'unallocated', '../x' -> 'x'."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", str(name)).strip("-._")
+    return cleaned[:80] or "unnamed"
+
+
+def _unique_names(names: list[str]) -> dict[str, str]:
+    """Sanitised names, with a short hash added where two different names would share a file."""
+    out: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for n in names:
+        counts[safe_name(n)] = counts.get(safe_name(n), 0) + 1
+    for n in names:
+        base = safe_name(n)
+        out[n] = base if counts[base] == 1 else f"{base}-{hashlib.sha256(n.encode()).hexdigest()[:8]}"
+    return out
+
+
+def svg_bars(items: list[tuple[str, Decimal | float]], currency: str, width: int = 640) -> str:
+    """Horizontal bars (negative amounts such as credits go left of zero), labelled with rounded money."""
+    items = [(label, float(v)) for label, v in items if v is not None]
+    if not items:
+        return ""
+    row, label_w, value_w = 24, 170, 130
+    plot_w = width - label_w - value_w
+    lo, hi = min(0.0, *(v for _, v in items)), max(0.0, *(v for _, v in items))
+    scale = plot_w / ((hi - lo) or 1.0)
+    zero = label_w + (-lo) * scale
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{row * len(items) + 8}" '
+             f'role="img" aria-label="bar chart">')]
+    for i, (label, v) in enumerate(items):
+        y = 4 + i * row
+        x, w = (zero, v * scale) if v >= 0 else (zero + v * scale, -v * scale)
+        colour = "#2f81f7" if v >= 0 else "#1a7f37"
+        parts.append(f'<text x="{label_w - 6}" y="{y + 15}" text-anchor="end" font-size="12">{escape(label)}</text>'
+                     f'<rect x="{x:.1f}" y="{y + 3}" width="{max(w, 1):.1f}" height="{row - 8}" fill="{colour}"/>'
+                     f'<text x="{label_w + plot_w + 6}" y="{y + 15}" font-size="12">'
+                     f'{escape(data.fmt_money(v, currency))}</text>')
+    parts.append(f'<line x1="{zero:.1f}" y1="0" x2="{zero:.1f}" y2="{row * len(items) + 8}" stroke="#57606a"/></svg>')
+    return "".join(parts)
+
+
+def _html_table(df: pd.DataFrame, money: set[str], currency_col: str = "currency",
+                unit_costs: frozenset[str] = frozenset()) -> str:
+    """An escaped HTML table; money and unit-cost columns formatted with their row's currency."""
+    # Spaced headers can wrap, so wide tables still fit an A4 page.
+    head = "".join(f"<th>{escape(str(c).replace('_', ' '))}</th>" for c in df.columns)
+    body = []
+    for _, r in df.iterrows():
+        cells = []
+        for c in df.columns:
+            v = r[c]
+            if c in money:
+                cells.append(f'<td class="n">{escape(data.fmt_money(v, r.get(currency_col)))}</td>')
+            elif c in unit_costs:
+                cells.append(f'<td class="n">{escape(data.fmt_unit_cost(v, r.get(currency_col)))}</td>')
+            elif isinstance(v, (int, float, Decimal)) and not isinstance(v, bool):
+                text = "n/a" if pd.isna(v) else (f"{float(v):.1%}" if c.endswith("share") else f"{float(v):,.6g}")
+                cells.append(f'<td class="n">{escape(text)}</td>')
+            else:
+                cells.append(f"<td>{escape('' if v is None or (isinstance(v, float) and pd.isna(v)) else str(v))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _team_month(path: Path, team: str, period: date) -> dict[str, Any]:
+    """Everything a report shows for one team and month; sections not published yet come back None."""
+    out: dict[str, Any] = {"charges": data.chargeback(path, team=team, month=period)}
+    end = (pd.Timestamp(period) + pd.offsets.MonthEnd(0)).date()
+    for key, fn, kwargs in (("units", data.unit_costs, {"team": team, "start": period, "end": period}),
+                            ("util", data.utilisation, {"team": team, "start": period, "end": end})):
+        try:
+            out[key] = fn(path, **kwargs)
+        except data.NotPublished as exc:
+            out[key], out[f"{key}_missing"] = None, str(exc)
+    return out
+
+
+def _csv_rows(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any]) -> list[list[Any]]:
+    """Long-format rows: section, team_id, month, currency, item, metric, value (exact), run_id, published_at."""
+    run, at = pub.get("run_id"), pub.get("published_at")
+    rows: list[list[Any]] = []
+    for _, r in parts["charges"].iterrows():
+        for c in (*CHARGE_COMPONENTS, "effective_cost", "total_cost", "charge_lines", *BUDGET_COLUMNS):
+            if c in r.index and r[c] is not None:
+                section = "budget" if c in BUDGET_COLUMNS else "chargeback"
+                rows.append([section, team, period, r["currency"], team, c, r[c], run, at])
+    units = parts.get("units")
+    if units is not None:
+        for _, r in units.iterrows():
+            for c in ("all_in_cost", "produced_outputs", "accepted_outputs", "effective_unit_cost", "naive_unit_cost"):
+                rows.append(["unit_cost", team, period, r.get("currency"), r["workload_id"], c, r[c], run, at])
+            for c in (*data.WASTE_COMPONENTS, "waste_cost"):
+                if c in r.index:
+                    rows.append(["waste", team, period, r.get("currency"), r["workload_id"], c, r[c], run, at])
+    util = parts.get("util")
+    if util is not None:
+        for _, r in util.iterrows():
+            for c in ("billed_gpu_hours", "used_gpu_hours", "idle_gpu_hours", "failed_job_gpu_hours"):
+                rows.append(["waste", team, period, None, "gpu_hours", c, r[c], run, at])
+    return rows
+
+
+def _html(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any]) -> str:
+    """The self-contained report page."""
+    charges: pd.DataFrame = parts["charges"]
+    totals = " · ".join(data.fmt_money(t, c) for t, c in zip(charges["total_cost"], charges["currency"]))
+    sections = [f"<h1>Chargeback: {escape(team)} · {escape(period)}</h1>",
+                (f'<p class="meta">Built {datetime.now(UTC):%Y-%m-%d %H:%M} UTC from publication run '
+                f'{escape(str(pub.get("run_id")))}, published {escape(str(pub.get("published_at")))} UTC. '
+                "Amounts are rounded to cents here; the CSV beside this file has them exact.</p>"),
+                f'<div class="total">Total: {escape(totals)}</div>', "<h2>Charges</h2>"]
+    for _, r in charges.iterrows():
+        items = [(c.replace("_", " "), r[c]) for c in CHARGE_COMPONENTS if c in r.index and r[c]]
+        sections.append(svg_bars(items, r["currency"]))
+    cols = ["currency", *[c for c in (*CHARGE_COMPONENTS, "total_cost", "charge_lines") if c in charges]]
+    sections.append(_html_table(charges[cols], set(CHARGE_COMPONENTS) | {"total_cost"}))
+    sections.append("<h2>Budget</h2>")
+    budget = [c for c in BUDGET_COLUMNS if c in charges]
+    sections.append(_html_table(charges[["currency", "total_cost", *budget]], {"total_cost", *budget}) if budget
+                    else '<p class="note">Budgets are not published yet.</p>')
+    sections.append("<h2>Unit cost of the team's workloads</h2>")
+    units = parts.get("units")
+    if units is None:
+        sections.append(f'<p class="note">Not published yet: {escape(parts.get("units_missing", ""))}.</p>')
+    elif units.empty:
+        sections.append('<p class="note">No workload unit costs for this month.</p>')
+    else:
+        cols = ["workload_id", "currency", *[c for c in UNIT_COLUMNS if c in units]]
+        sections.append(_html_table(units[cols], {"all_in_cost", "waste_cost"},
+                                    unit_costs=frozenset({"effective_unit_cost", "naive_unit_cost"})))
+        sections.append(svg_bars([(f"{w} waste", v) for w, v in zip(units["workload_id"], units["waste_cost"])],
+                                 units["currency"].iloc[0]))
+    sections.append("<h2>GPU-hours and idle time</h2>")
+    util = parts.get("util")
+    if util is None:
+        sections.append(f'<p class="note">Not published yet: {escape(parts.get("util_missing", ""))}.</p>')
+    else:
+        sections.append(_html_table(util.drop(columns=["period", "team_id"]), set()) if not util.empty
+                        else '<p class="note">No GPU utilisation recorded this month.</p>')
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Chargeback {escape(team)} '
+            f'{escape(period)}</title><style>{CSS}</style></head><body>{"".join(sections)}</body></html>')
+
+
+def write_team_reports(serving_path: Path, out_dir: Path, team: str | None = None,
+                       month: str | None = None) -> list[Path]:
+    """Write out_dir/<YYYY-MM>/<team>.html and .csv per team and month; returns the paths written."""
+    if month is not None and not re.fullmatch(r"\d{4}-\d{2}", month):
+        raise ValueError(f"month must look like YYYY-MM, got {month!r}")
+    period = date.fromisoformat(f"{month}-01") if month else None
+    pub = data.publication(serving_path) or {}
+    rows = data.chargeback(serving_path, team=team, month=period)
+    written: list[Path] = []
+    for period_start, group in rows.groupby("billing_period_start", sort=True):
+        label = f"{pd.Timestamp(period_start):%Y-%m}"
+        folder = Path(out_dir) / label
+        folder.mkdir(parents=True, exist_ok=True)
+        names = _unique_names(sorted(group["team_id"].unique()))
+        for team_id, file_stem in names.items():
+            parts = _team_month(serving_path, team_id, period_start)
+            html_path, csv_path = folder / f"{file_stem}.html", folder / f"{file_stem}.csv"
+            html_path.write_text(_html(team_id, label, parts, pub), encoding="utf-8")
+            with csv_path.open("w", newline="", encoding="utf-8") as fh:
+                writer = csv.writer(fh)
+                writer.writerow(["section", "team_id", "month", "currency", "item", "metric", "value",
+                                 "run_id", "published_at"])
+                writer.writerows([data.exact(v) for v in row] for row in _csv_rows(team_id, label, parts, pub))
+            written += [html_path, csv_path]
+    return written

@@ -1,0 +1,48 @@
+"""Data quality: the published run's checks, quarantined rows per source, and stale prices."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboards import data, ui
+
+path = ui.serving()
+st.title("Data quality")
+
+pub = ui.load(data.publication, path)
+if pub is not None:
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Checks passed", f"{pub.get('checks_passed')}/{pub.get('checks_run')}")
+    c2.metric("Run", str(pub["run_id"]))
+    c3.metric("Published", ui.fmt_time(pub["published_at"]))
+    st.caption(f"Tables published: {pub.get('tables_published') or 'n/a'}")
+
+st.subheader("Check results")
+checks = ui.guard(data.check_results, path)
+if checks is not None:
+    failed = checks[~checks["passed"].astype(bool)]
+    if failed.empty:
+        st.success(f"All {len(checks)} checks passed.")
+    else:
+        st.warning(f"{len(failed)} of {len(checks)} checks did not pass (non-blocking, or the run would not "
+                   "have been published).")
+    st.dataframe(checks, hide_index=True)
+
+st.subheader("Quarantined rows per source")
+rejects = ui.guard(data.rejects_by_source, path)
+if rejects is not None:
+    if rejects.empty:
+        st.success("No rejected rows.")
+    else:
+        st.metric("Rejected rows", f"{int(rejects['rejected_rows'].sum()):,}")
+        st.table(rejects, hide_index=True)
+
+st.subheader("Stale prices")
+max_age = st.sidebar.number_input("Stale after (days)", min_value=1, max_value=365, value=7, key="dq_age")
+stale = ui.guard(data.stale_prices, path, int(max_age))
+if stale is not None:
+    if stale.empty:
+        st.success(f"Every current price was observed within {max_age} days of the publication.")
+    else:
+        st.warning(f"{len(stale)} current prices were last observed more than {max_age} days before the publication.")
+        st.table(ui.to_float(stale), hide_index=True)

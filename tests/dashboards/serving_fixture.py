@@ -1,0 +1,192 @@
+"""A small hand-written serving.duckdb: every published table with a few rows and exact money.
+
+The numbers are chosen so that tests can be checked by hand:
+- ml-research, 2025-01, USD: 1000.105 usage + 80.00 tax - 100.00 credit = 980.105 -> 'USD 980.11'
+  (half-up on the exact Decimal; a float would give 980.10);
+- each period and currency's chargeback rows add up to the ledger's BilledCost;
+- wl-serve's cheapest candidate (api-route, rank 1) misses the SLO, so the choice is coreweave-l40s.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+
+RUN_ID = "run-fixture-0042"
+PUBLISHED_AT = "2025-02-28 06:00:00"
+M = "decimal(38,12)"
+
+LEDGER = [  # provider, team, workload, gpu, category, billed, period, currency
+    ("aws", "ml-research", "wl-train", "H100", "Usage", "1000.105", "2025-01-01", "USD"),
+    ("aws", "ml-research", "wl-train", "H100", "Tax", "80.00", "2025-01-01", "USD"),
+    ("aws", "ml-research", None, None, "Credit", "-100.00", "2025-01-01", "USD"),
+    ("coreweave", "search", "wl-serve", "L40S", "Usage", "500.25", "2025-01-01", "USD"),
+    ("aws", "(unallocated)", None, None, "Usage", "33.333333333333", "2025-01-01", "USD"),
+    ("coreweave", "ml-research", "wl-train", "H100", "Usage", "1200.00", "2025-02-01", "USD"),
+    ("coreweave", "search", "wl-serve", "L40S", "Usage", "600.50", "2025-02-01", "USD"),
+    ("aws", "(unallocated)", None, None, "Usage", "10.00", "2025-02-01", "USD"),
+    ("ovh", "search", "wl-serve", "L40S", "Usage", "99.99", "2025-02-01", "EUR"),
+]
+CHARGEBACK = [  # team, period, currency, direct, credits, tax, total, lines, budget, forecast
+    ("ml-research", "2025-01-01", "USD", "1000.105", "-100.00", "80.00", "980.105", 3, "1500", "980.105"),
+    ("search", "2025-01-01", "USD", "500.25", "0", "0", "500.25", 1, "400", "500.25"),
+    ("(unallocated)", "2025-01-01", "USD", "33.333333333333", "0", "0", "33.333333333333", 1, None, None),
+    ("ml-research", "2025-02-01", "USD", "1200.00", "0", "0", "1200.00", 1, "1500", "1300"),
+    ("search", "2025-02-01", "USD", "600.50", "0", "0", "600.50", 1, "400", "650"),
+    ("(unallocated)", "2025-02-01", "USD", "10.00", "0", "0", "10.00", 1, None, None),
+    ("search", "2025-02-01", "EUR", "99.99", "0", "0", "99.99", 1, "100", "99.99"),
+]
+# workload, team, type, period, gpu, storage, network, ckpt, serving, obs, labor, idle, retry, fail,
+# all_in, produced, accepted, unit, effective, naive
+UNIT_COSTS = [
+    ("wl-train", "ml-research", "full fine-tune", "2025-01-01", 800, 50, 20, 30, 0, 0, 100, 60, 0, 140,
+     "1200", 4, 3, "accepted checkpoint", "400", "200"),
+    ("wl-train", "ml-research", "full fine-tune", "2025-02-01", 1000, 60, 20, 40, 0, 0, 100, 30, 0, 50,
+     "1300", 5, 5, "accepted checkpoint", "260", "200"),
+    ("wl-serve", "search", "real-time inference", "2025-01-01", 400, 10, 10, 0, 30, 10, 40, 80, 20, 0,
+     "600", 100000, 96000, "accepted response", "0.00625", "0.004"),
+    ("wl-serve", "search", "real-time inference", "2025-02-01", 500, 10, 10, 0, 30, 10, 40, 40, 10, 0,
+     "650", 120000, 118000, "accepted response", "0.005508474576", "0.004166666667"),
+]
+
+
+def _money(v: object) -> str:
+    return "null" if v is None else f"'{v}'::{M}"
+
+
+def _lit(v: object) -> str:
+    return "null" if v is None else (f"'{v}'" if isinstance(v, str) else str(v))
+
+
+def _values(rows: list[tuple], kinds: str) -> str:
+    """VALUES text for rows; kinds says per column: m = money, d = date, t = timestamp, else a literal."""
+    out = []
+    for row in rows:
+        cells = []
+        for v, k in zip(row, kinds):
+            cells.append(_money(v) if k == "m" else f"{_lit(v)}::date" if k == "d" and v
+                         else f"{_lit(v)}::timestamp" if k == "t" and v else _lit(v))
+        out.append("(" + ", ".join(cells) + ")")
+    return ",\n".join(out)
+
+
+def build_serving(home: Path, minimal: bool = False, ok: bool = True) -> Path:
+    """Write home/serving.duckdb and home/last_refresh.json; minimal = only the tables published today."""
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "serving.duckdb"
+    path.unlink(missing_ok=True)
+    con = duckdb.connect(str(path))
+    con.execute(f"""create table ledger_focus as select
+        BilledCost, BilledCost as EffectiveCost, BilledCost as ListCost, BilledCost as ContractedCost,
+        BillingCurrency, BillingPeriodStart, BillingPeriodStart as ChargePeriodStart, ChargeCategory, ProviderName,
+        'Compute' as ServiceCategory, 'GPU instances' as ServiceName, 'sku-' || ProviderName as SkuId,
+        'us-east-1' as RegionId, 'res-' || coalesce(x_workload_id, 'none') as ResourceId, x_team, x_workload_id,
+        'prod' as x_environment, x_gpu_model, case when x_gpu_model is null then null else 8 end as x_gpu_count,
+        'focus.csv' as x_source_file, row_number() over () as x_source_line
+        from (values {_values([(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]) for r in LEDGER], 'sssssmts')})
+        t(ProviderName, x_team, x_workload_id, x_gpu_model, ChargeCategory, BilledCost, BillingPeriodStart,
+          BillingCurrency)""")
+    cb_cols = ("team_id, billing_period_start, currency, direct_cost, credits, tax, total_cost, charge_lines, "
+               "budget_monthly, forecast_month_end")
+    extra = "" if minimal else (", budget_monthly, budget_monthly - total_cost as budget_remaining, forecast_month_end,"
+                                f" 0::{M} as shared_cost, 0::{M} as idle_cost, 0::{M} as api_cost")
+    con.execute(f"""create table fct_chargeback_monthly as select team_id, billing_period_start, currency,
+        direct_cost, credits, tax, total_cost as effective_cost, total_cost, charge_lines {extra}
+        from (values {_values(CHARGEBACK, 'sdsmmmmimm')}) t({cb_cols})""")
+    con.execute(f"""create table publication as select '{RUN_ID}' as run_id, '2025-02-28 05:40:00'::timestamp
+        as started_at, '{PUBLISHED_AT}'::timestamp as published_at, 12::bigint as checks_run,
+        11::bigint as checks_passed, 'fct_chargeback_monthly,ledger_focus' as tables_published""")
+    con.execute("""create table check_results as select * from (values
+        ('cost_conserved', 'fct_chargeback_monthly', 'error', true, 'ok'),
+        ('not_null_team_id', 'fct_chargeback_monthly', 'error', true, 'ok'),
+        ('price_freshness', 'fct_gpu_price_history', 'warn', false, '1 price older than 7 days'))
+        t(check_name, target, severity, passed, detail)""")
+    con.execute("""create table dq_rejects as select * from (values
+        ('billing', 'focus_csv', 'h1', 'focus.csv', 17, 'BilledCost', 'abc', 'not_a_number', 'BilledCost is not a number',
+         '2025-02-27 01:00:00'::timestamp),
+        ('billing', 'focus_csv', 'h1', 'focus.csv', 18, 'BilledCost', '', 'missing', 'BilledCost missing',
+         '2025-02-27 01:00:00'::timestamp),
+        ('usage', 'dcgm', 'h2', 'dcgm.csv', 3, 'gpu_util', '140', 'out_of_range', 'utilisation above 100',
+         '2025-02-26 01:00:00'::timestamp))
+        t(source_family, format, file_hash, file_name, line, column_name, value, rule, message, first_seen)""")
+    if not minimal:
+        _build_full(con)
+    con.close()
+    status = {"ok": ok, "run_id": "run-fixture-0043" if not ok else RUN_ID,
+              "message": "blocking check cost_conserved failed" if not ok else "published",
+              "finished_at": "2025-02-28T06:00:05Z"}
+    (home / "last_refresh.json").write_text(json.dumps(status))
+    return path
+
+
+def _build_full(con: duckdb.DuckDBPyConnection) -> None:
+    """The tables that land later in the project: unit costs, prices, utilisation, decisions."""
+    comps = ("gpu_compute, storage, network, checkpointing, serving_stack, observability, platform_labor, "
+             "idle_capacity, retry_waste, failure_waste")
+    con.execute(f"""create table fct_workload_unit_cost as select workload_id, team_id, workload_type, period,
+        'USD' as currency, {comps}, 0::{M} as queue_overhead, 0::{M} as moderation_or_quality_filtering,
+        0::{M} as operator_review, all_in_cost, produced_outputs, accepted_outputs, unit_of_success,
+        effective_unit_cost, naive_unit_cost, 'fixture' as unit_cost_note
+        from (values {_values(UNIT_COSTS, 'sssdmmmmmmmmmmmiismm')})
+        t(workload_id, team_id, workload_type, period, {comps}, all_in_cost, produced_outputs, accepted_outputs,
+          unit_of_success, effective_unit_cost, naive_unit_cost)""")
+    con.execute(f"""create table fct_gpu_price_history as select provider, sku, region, pricing_category, 'USD' as
+        currency, gpu_model, gpu_count, price_per_hour::{M} as price_per_hour, price_per_gpu_hour::{M} as
+        price_per_gpu_hour, valid_from::timestamp as valid_from, valid_to::timestamp as valid_to,
+        last_observed_at::timestamp as last_observed_at, source from (values
+        ('aws', 'p5.48xlarge', 'us-east-1', 'on-demand', 'H100', 8, '98.32', '12.29', '2024-11-01', '2025-01-15',
+         '2025-01-14 00:00:00', 'aws_pricelist_offer'),
+        ('aws', 'p5.48xlarge', 'us-east-1', 'on-demand', 'H100', 8, '55.04', '6.88', '2025-01-15', null,
+         '2025-02-27 00:00:00', 'aws_pricelist_offer'),
+        ('coreweave', 'gd-1xh100', 'us-east', 'on-demand', 'H100', 1, '4.76', '4.76', '2025-01-01', null,
+         '2025-01-02 00:00:00', 'html_table'),
+        ('coreweave', 'gd-1xl40s', 'us-east', 'spot', 'L40S', 1, '1.10', '1.10', '2025-01-01', null,
+         '2025-02-27 00:00:00', 'html_table'))
+        t(provider, sku, region, pricing_category, gpu_model, gpu_count, price_per_hour, price_per_gpu_hour,
+          valid_from, valid_to, last_observed_at, source)""")
+    con.execute("create table dim_gpu as select * from (values ('H100', 80), ('L40S', 48)) t(gpu_model, memory_gb)")
+    con.execute("""create table fct_gpu_utilisation_daily as select day::date as day, team_id, workload_id, gpu_model,
+        billed_gpu_hours, allocated_gpu_hours, used_gpu_hours, idle_gpu_hours, failed_job_gpu_hours,
+        utilisation_pct from (values
+        ('2025-01-10', 'ml-research', 'wl-train', 'H100', 100.0, 90.0, 70.0, 30.0, 10.0, 70.0),
+        ('2025-01-11', 'search', 'wl-serve', 'L40S', 48.0, 48.0, 24.0, 24.0, 0.0, 50.0),
+        ('2025-02-03', 'ml-research', 'wl-train', 'H100', 120.0, 120.0, 110.0, 10.0, 0.0, 91.7))
+        t(day, team_id, workload_id, gpu_model, billed_gpu_hours, allocated_gpu_hours, used_gpu_hours,
+          idle_gpu_hours, failed_job_gpu_hours, utilisation_pct)""")
+    con.execute(f"""create table fct_api_spend_daily as select '2025-02-03'::date as day, 'search' as team_id,
+        'wl-serve' as workload_id, 'openrouter' as provider, 'llama-3.1-70b' as model, 1000 as requests, 3 as failed,
+        5 as retried, 200000 as input_tokens, 50000 as output_tokens, 1.25::{M} as cost, 'USD' as currency""")
+    con.execute("""create table fct_benchmark_runs as select 'wl-serve' as workload_id, 'coreweave-l40s' as candidate,
+        240.0 as p95_latency_ms""")
+    con.execute(f"""create table fct_candidate_comparison as select workload_id, candidate, provider, gpu_model,
+        gpu_count, pricing_category, route_kind, gpu_cost::{M} as gpu_cost, storage_network::{M} as storage_network,
+        platform_labor::{M} as platform_labor, failure_loss::{M} as failure_loss, accepted_outputs,
+        effective_unit_cost::{M} as effective_unit_cost, p95_latency_ms, memory_margin_pct, quality_acceptance,
+        meets_slo, rank, basis, notes from (values
+        ('wl-serve', 'api-route', 'openrouter', null, null, 'api', 'api', '2000', '50', '100', '280', 900000,
+         '0.002700000000', 900.0, null, 0.93, false, 1, 'measured', 'misses p95 latency'),
+        ('wl-serve', 'coreweave-l40s', 'coreweave', 'L40S', 2, 'on-demand', 'gpu', '1800', '120', '450', '80', 800000,
+         '0.003062500000', 240.0, 12.0, 0.96, true, 2, 'measured', 'thin memory margin'),
+        ('wl-serve', 'aws-h100', 'aws', 'H100', 1, 'on-demand', 'gpu', '3000', '100', '400', '50', 1000000,
+         '0.003550000000', 180.0, 45.0, 0.97, true, 3, 'projected', 'include p95 latency'))
+        t(workload_id, candidate, provider, gpu_model, gpu_count, pricing_category, route_kind, gpu_cost,
+          storage_network, platform_labor, failure_loss, accepted_outputs, effective_unit_cost, p95_latency_ms,
+          memory_margin_pct, quality_acceptance, meets_slo, rank, basis, notes)""")
+    con.execute("""create table fct_memory_fit as select * from (values
+        ('wl-serve', 'coreweave-l40s', 'L40S', 2, 70.0, 12.0, 2.5, 84.5, 96.0, 12.0, true),
+        ('wl-serve', 'aws-h100', 'H100', 1, 35.0, 6.0, 2.0, 43.0, 80.0, 46.3, true))
+        t(workload_id, candidate, gpu_model, gpu_count, weights_gb, kv_cache_gb, overhead_gb, required_gb,
+          available_gb, margin_pct, fits)""")
+    con.execute(f"""create table fct_capacity_options as select workload_id, option, break_even_utilisation,
+        measured_utilisation, monthly_cost::{M} as monthly_cost, label from (values
+        ('wl-serve', 'on-demand', 0.0, 0.62, '2470', 'baseline'),
+        ('wl-serve', 'reserved-1y', 0.55, 0.62, '1650', 'reserve: measured above break-even'),
+        ('wl-serve', 'api', 0.30, 0.62, '2430', 'API cheaper below 30%'))
+        t(workload_id, option, break_even_utilisation, measured_utilisation, monthly_cost, label)""")
+    con.execute("""create table dim_workload as select * from (values
+        ('wl-serve', 'search', 'real-time inference', 'accepted response', 300.0, 0.95, 10.0, 'always-on'),
+        ('wl-train', 'ml-research', 'full fine-tune', 'accepted checkpoint', null, 0.9, 5.0, 'scheduled batch'))
+        t(workload_id, team_id, workload_type, unit_of_success, slo_p95_latency_ms, slo_min_quality_acceptance,
+          slo_min_memory_margin_pct, operating_mode)""")

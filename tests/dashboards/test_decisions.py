@@ -1,0 +1,58 @@
+"""Decision records: the chosen candidate is the best-ranked one that meets the SLO; gaps fail clearly."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from dashboards.decisions import DecisionDataMissing, write_decision_record
+
+
+def test_record_chooses_best_candidate_meeting_slo(serving: Path, tmp_path: Path) -> None:
+    md, js = write_decision_record(serving, tmp_path, "wl-serve", date(2025, 3, 1))
+    assert (md, js) == (tmp_path / "wl-serve" / "2025-03-01.md", tmp_path / "wl-serve" / "2025-03-01.json")
+    rec = json.loads(js.read_text())
+    assert rec["chosen"] == "coreweave-l40s"  # api-route ranks 1 but misses the SLO
+    assert rec["registry_entry"]["unit_of_success"] == "accepted response"
+    assert Decimal(rec["acceptance_criteria"]["slo"]["slo_p95_latency_ms"]) == 300
+    assert [c["candidate"] for c in rec["candidate_inputs"]] == ["api-route", "coreweave-l40s", "aws-h100"]
+    assert Decimal(rec["candidate_inputs"][1]["gpu_cost"]) == Decimal(1800)
+    assert rec["candidate_inputs"][1]["gpu_count"] == 2
+    assert rec["publication"]["run_id"] == "run-fixture-0042"
+    assert len(rec["capacity_options"]) == 3 and len(rec["memory_fit"]) == 2
+    text = md.read_text()
+    assert "Chosen candidate: **coreweave-l40s**" in text and "## Acceptance criteria" in text
+    assert "| api-route | openrouter |" in text
+
+
+def test_no_candidate_meeting_slo_chooses_nothing(serving: Path, tmp_path: Path) -> None:
+    con = duckdb.connect(str(serving))
+    con.execute("update fct_candidate_comparison set meets_slo = false")
+    con.close()
+    md, js = write_decision_record(serving, tmp_path, "wl-serve", date(2025, 3, 1))
+    assert json.loads(js.read_text())["chosen"] is None
+    assert "no candidate meets the SLO" in md.read_text()
+
+
+def test_missing_tables_raise_a_clear_error(minimal_serving: Path, tmp_path: Path) -> None:
+    with pytest.raises(DecisionDataMissing, match="fct_candidate_comparison is not published"):
+        write_decision_record(minimal_serving, tmp_path / "out", "wl-serve")
+    assert not (tmp_path / "out").exists()
+
+
+def test_unknown_workload_raises(serving: Path, tmp_path: Path) -> None:
+    with pytest.raises(DecisionDataMissing, match="no candidates"):
+        write_decision_record(serving, tmp_path, "no-such-workload")
+
+
+def test_workload_id_cannot_escape_out_dir(serving: Path, tmp_path: Path) -> None:
+    con = duckdb.connect(str(serving))
+    con.execute("update fct_candidate_comparison set workload_id = '../../evil'")
+    con.close()
+    md, _ = write_decision_record(serving, tmp_path / "out", "../../evil", date(2025, 3, 1))
+    assert md.resolve().is_relative_to((tmp_path / "out").resolve())
