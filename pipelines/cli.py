@@ -153,6 +153,72 @@ def dashboard(
 
 
 @app.command()
+def report(
+    team: Optional[str] = typer.Option(None, help="only this team (default: every team)"),
+    month: Optional[str] = typer.Option(None, help="YYYY-MM (default: every month published)"),
+    home: Optional[Path] = typer.Option(None, help="warehouse home holding serving.duckdb"),
+) -> None:
+    """Write per-team chargeback/showback reports (HTML + CSV) from the published copy."""
+    from dashboards.reports import write_team_reports
+
+    home_dir = resolve_home(home)
+    written = write_team_reports(home_dir / "serving.duckdb", home_dir / "reports", team=team, month=month)
+    for path in written:
+        console.print(str(path))
+    console.print(f"{len(written)} files written")
+
+
+@app.command()
+def decide(
+    workload: str = typer.Option(..., help="workload id from the registry"),
+    home: Optional[Path] = typer.Option(None, help="warehouse home holding serving.duckdb"),
+) -> None:
+    """Write a dated decision record (Markdown + JSON) for a workload's GPU / API route choice."""
+    from dashboards.decisions import DecisionDataMissing, write_decision_record
+
+    home_dir = resolve_home(home)
+    try:
+        md, js = write_decision_record(home_dir / "serving.duckdb", home_dir / "decisions", workload)
+    except DecisionDataMissing as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from exc
+    console.print(f"decision record: {md}\n                 {js}")
+
+
+@app.command()
+def status(home: Optional[Path] = typer.Option(None, help="warehouse home")) -> None:
+    """The last refresh, the publication it left in place, and the age of that publication."""
+    from datetime import datetime, timezone
+
+    from pipelines.publish import read_status
+
+    home_dir = resolve_home(home)
+    last = read_status(home_dir)
+    if last is None:
+        console.print("no refresh has run in this home yet")
+        raise typer.Exit(1)
+    colour = "green" if last["ok"] else "red"
+    console.print(f"last refresh: [{colour}]{'ok' if last['ok'] else 'FAILED'}[/{colour}] "
+                  f"at {last['finished_at']} (run {last['run_id']}): {last['message']}")
+    serving = home_dir / "serving.duckdb"
+    if not serving.exists():
+        console.print("no publication yet")
+        raise typer.Exit(1)
+    con = duckdb.connect(str(serving), read_only=True)
+    try:
+        run_id, published_at, checks_run, checks_passed = con.execute(
+            "select run_id, published_at, checks_run, checks_passed from publication").fetchone()
+        failed = con.execute("select check_name, severity, detail from check_results where not passed").fetchall()
+    finally:
+        con.close()
+    age = datetime.now(timezone.utc).replace(tzinfo=None) - published_at
+    console.print(f"publication: run {run_id} at {published_at:%Y-%m-%d %H:%M} UTC "
+                  f"({age.total_seconds() / 3600:.1f} h old); checks {checks_passed}/{checks_run} passed")
+    for name, severity, detail in failed:
+        console.print(f"  [yellow]{severity}[/yellow] {name}: {detail}")
+
+
+@app.command()
 def rejects(
     home: Optional[Path] = typer.Option(None, help="warehouse home"),
     source: Optional[str] = typer.Option(None, help="only this source family"),

@@ -1,7 +1,7 @@
 -- Stage 4 of the guide: for each workload, one row per candidate (a GPU offer, or an API route)
 -- normalised to the workload's monthly accepted-output demand, with GPU cost, storage/network,
 -- platform labour, failure loss, accepted outputs and the effective unit cost, p95 latency,
--- memory margin and quality acceptance. Rows are `measured` where a benchmark of that candidate
+-- memory margin (fct_memory_fit at production concurrency, or the measured test) and quality acceptance. Rows are `measured` where a benchmark of that candidate
 -- exists and `projected` (labelled, with the method) where not; ranked by effective unit cost
 -- among candidates that meet the SLO.
 with workloads as (
@@ -57,6 +57,14 @@ reference as (
     qualify row_number() over (partition by workload_id order by meets_slo desc, goodput_per_hour desc) = 1
 ),
 
+fit as (
+    -- Memory fit at the workload's production concurrency (fct_memory_fit): the fewest GPUs that fit.
+    select workload_id, gpu_model, gpu_count, margin_pct
+    from {{ ref('fct_memory_fit') }}
+    where fit_status <> 'does not fit'
+    qualify concurrency = max(concurrency) over (partition by workload_id)
+),
+
 offers as (
     -- The cheapest current on-demand USD offer per GPU model (whole GPUs only).
     select provider, sku, region, gpu_model, price_per_gpu_hour
@@ -72,10 +80,11 @@ gpu_candidates as (
         case when offers.gpu_model = reference.gpu_model then 'measured' else 'projected' end as basis,
         'gpu' as route_kind,
         offers.provider, offers.sku, offers.gpu_model,
-        -- Enough GPUs to hold the weights with 25 % headroom for KV cache and the serving stack.
+        -- The benchmarked count for the measured GPU; otherwise the fewest GPUs that fit the model
+        -- and its KV cache at production concurrency.
         case when offers.gpu_model = reference.gpu_model then reference.gpu_count
-             else (select min(n) from (select unnest([1, 2, 4, 8]) as n)
-                   where n * gpus.memory_gb >= workloads.model_params_b * 2 * 1.25) end as gpu_count,
+             else (select min(fit.gpu_count) from fit
+                   where fit.workload_id = reference.workload_id and fit.gpu_model = offers.gpu_model) end as gpu_count,
         'on-demand' as pricing_category,
         offers.price_per_gpu_hour,
         gpus.memory_gb, gpus.memory_bandwidth_gbs,
@@ -103,8 +112,9 @@ gpu_rows as (
             as goodput_per_hour,
         case when basis = 'measured' then ref_e2el_ms_p95
              else ref_e2el_ms_p95 * ref_bandwidth / nullif(memory_bandwidth_gbs, 0) end as p95_latency_ms,
-        case when basis = 'measured' then ref_memory_margin_pct
-             else round(100 * (1 - workloads.model_params_b * 2 * 1.25 / (gpu_count * memory_gb)), 1) end
+        coalesce(case when basis = 'measured' then ref_memory_margin_pct end,
+                 (select max(fit.margin_pct) from fit where fit.workload_id = gpu_candidates.workload_id
+                    and fit.gpu_model = gpu_candidates.gpu_model and fit.gpu_count = gpu_candidates.gpu_count))
             as memory_margin_pct,
         case when basis = 'measured' then ref_meets_slo
              when memory_bandwidth_gbs >= ref_bandwidth then ref_meets_slo
