@@ -13,12 +13,20 @@ summaries as (
     select * from {{ ref('stg_benchmarks__runs') }}
 ),
 
+aliases as (
+    select alias, gpu_model from {{ ref('gpu_aliases') }}
+),
+
 memory_fit as (
-    select * from {{ ref('stg_benchmarks__memory_fit_tests') }}
+    select tests.* exclude (gpu_model), coalesce(aliases.gpu_model, tests.gpu_model) as gpu_model
+    from {{ ref('stg_benchmarks__memory_fit_tests') }} as tests
+    left join aliases on lower(trim(tests.gpu_model_as_written)) = aliases.alias
 ),
 
 ops as (
-    select * from {{ ref('stg_benchmarks__ops_tests') }}
+    select tests.* exclude (gpu_model), coalesce(aliases.gpu_model, tests.gpu_model) as gpu_model
+    from {{ ref('stg_benchmarks__ops_tests') }} as tests
+    left join aliases on lower(trim(tests.gpu_model_as_written)) = aliases.alias
 ),
 
 -- Worst safe margin over the memory-fit tests of the same model (or the workload's declared

@@ -15,6 +15,7 @@ usd_on_demand as (
     from {{ ref('fct_gpu_offers_current') }}
     where pricing_category = 'on-demand'
         and currency = 'USD'
+        and is_listed
         and not is_partial_gpu
         and price_per_gpu_hour is not null
 ),

@@ -49,7 +49,8 @@ summarised as (
         row_number() over interval_rows as row_in_interval,
         count(*) over interval_all as observations,
         max(observed_at) over interval_all as last_observed_at,
-        last_value(source) over interval_all_ordered as last_source
+        last_value(source) over interval_all_ordered as last_source,
+        last_value(source_format) over interval_all_ordered as last_source_format
     from islands
     window
         interval_rows as (
@@ -85,6 +86,7 @@ intervals as (
         source,
         last_source,
         source_format,
+        last_source_format,
         file_hash
     from summarised
     where row_in_interval = 1
@@ -125,6 +127,7 @@ final as (
         source,
         last_source,
         source_format,
+        last_source_format,
         file_hash,
         previous_price_per_hour,
         case

@@ -1,6 +1,11 @@
 -- LiteLLM price catalog entries, one row per catalog version and model key (USD per token).
+-- The parser reads the version from the file name; the landed copy is named by its hash, so a
+-- missing version is taken from the original name (_source_file) the same way (`v1.55.0` -> 1.55.0).
 with source as (
-    select * from {{ source('api_spend', 'api_model_prices') }}
+    select
+        * replace (coalesce(catalog_version,
+                            nullif(regexp_extract(_source_file, 'v([0-9]+\.[0-9]+\.[0-9]+)', 1), '')) as catalog_version)
+    from {{ source('api_spend', 'api_model_prices') }}
 ),
 
 deduplicated as (
