@@ -242,5 +242,9 @@ def rejects(
 
 
 
+from pipelines.cli_generate import generate_command  # noqa: E402 - registered after the core commands
+
+app.command("generate", help="Write a realistic, seeded inputs folder (fleet generator).")(generate_command)
+
 if __name__ == "__main__":
     app()

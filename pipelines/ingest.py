@@ -7,6 +7,8 @@ One broken file never stops the others: an unreadable or unrecognised file is re
 from __future__ import annotations
 
 import inspect
+import re
+import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -59,12 +61,25 @@ def _record(
         )
 
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@+=-]+")
+
+
 def _parse(fmt: SourceFormat, path: Path, f: LandedFile) -> ParseOutput:
-    """Call the parser, passing the landing time to parsers whose files carry no time of their own."""
-    if "fetched_at" in inspect.signature(fmt.parse).parameters:
-        observed = datetime.strptime(f.observed_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-        return fmt.parse(path, fetched_at=observed)
-    return fmt.parse(path)
+    """Call the parser on the landed bytes under the file's original name.
+
+    Some formats carry facts in the name (vLLM's `_tp8_pp2_` and result stem, LiteLLM catalog
+    versions), so the parser sees a symlink named like the original (sanitised: a base name only,
+    never a path) in a private temporary folder. Parsers whose files carry no time of their own
+    also get the landing time.
+    """
+    safe = _UNSAFE.sub("_", Path(f.original_name).name).lstrip(".") or f.sha256
+    with tempfile.TemporaryDirectory(prefix="gpu-ledger-parse-") as tmp:
+        named = Path(tmp) / safe
+        named.symlink_to(path.resolve())
+        if "fetched_at" in inspect.signature(fmt.parse).parameters:
+            observed = datetime.strptime(f.observed_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+            return fmt.parse(named, fetched_at=observed)
+        return fmt.parse(named)
 
 
 def load_landed(

@@ -66,11 +66,11 @@ fit as (
 ),
 
 offers as (
-    -- The cheapest current on-demand USD offer per GPU model (whole GPUs only).
+    -- The cheapest current, still listed on-demand USD offer per GPU model (whole GPUs only).
     select provider, sku, region, gpu_model, price_per_gpu_hour
     from {{ ref('fct_gpu_offers_current') }}
     where pricing_category = 'on-demand' and currency = 'USD' and not coalesce(is_partial_gpu, false)
-        and price_per_gpu_hour > 0
+        and is_listed and price_per_gpu_hour > 0
     qualify row_number() over (partition by gpu_model order by price_per_gpu_hour, provider, sku, region) = 1
 ),
 
