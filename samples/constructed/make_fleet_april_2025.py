@@ -1,4 +1,5 @@
-"""Writes samples/inputs/billing/focus_1.2_fleet_2025-04_constructed.csv and its invoice totals.
+"""Writes the constructed April 2025 fleet sample: a FOCUS 1.2 export, its invoice totals and a
+DCGM series for the chat-assistant VMs (samples/inputs/billing/, samples/inputs/usage/).
 
 A small FOCUS 1.2 export CONSTRUCTED for the bundled sample (no public FOCUS 1.2 export with
 GPU lines and team tags exists): the GPU fleet behind the serving and batch workloads in
@@ -93,6 +94,37 @@ def rows() -> list[dict]:
     return out
 
 
+def write_dcgm(path: Path) -> int:
+    """DCGM series (dcgm_csv format) for the two chat-assistant VMs (8 x A100 each), 15-minute
+    samples over the two billed days; utilisation follows a daily traffic curve (busy afternoons,
+    quiet nights), so billed-but-unused GPU time shows up as idle."""
+    import math
+
+    fields = ["timestamp", "hostname", "gpu", "uuid", "modelName", "namespace", "pod", "container",
+              "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_FB_USED",
+              "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_POWER_USAGE"]
+    rows = 0
+    with open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(fields)
+        for step in range(2 * 24 * 4):
+            day, minute = 14 + step // 96, (step % 96) * 15
+            hour = minute / 60
+            # Traffic: a sine over the day peaking at 15:00 UTC, 10 % at night, 85 % at peak.
+            load = 0.475 + 0.375 * math.sin((hour - 9) / 24 * 2 * math.pi)
+            for replica in (1, 2):
+                for gpu in range(8):
+                    util = round(100 * load * (1.0 - 0.02 * gpu) * (0.9 if replica == 2 else 1.0))
+                    writer.writerow([
+                        f"2025-04-{day:02d}T{int(hour):02d}:{minute % 60:02d}:00Z", f"chat70b-{replica}", gpu,
+                        f"GPU-{replica:04d}{gpu:04d}-0000-0000-0000-000000000000", "NVIDIA A100-SXM4-40GB",
+                        "ml-serving", f"chat70b-{replica}", "vllm", util, f"{util / 100:.4f}", 37800, 2160,
+                        f"{90 + 3.1 * util:.1f}",
+                    ])
+                    rows += 1
+    return rows
+
+
 def main() -> None:
     data = rows()
     path = OUT / "focus_1.2_fleet_2025-04_constructed.csv"
@@ -109,6 +141,8 @@ def main() -> None:
         for provider, (account, _) in sorted(ACCOUNTS.items()):
             fh.write(f"INV-{provider.upper()}-2025-04,{account},2025-04-01,USD,{totals[account]}\n")
     print(path, len(data), {k: str(v) for k, v in totals.items()})
+    usage = OUT.parent / "usage" / "dcgm_chat70b_2025-04_constructed.csv"
+    print(usage, write_dcgm(usage))
 
 
 if __name__ == "__main__":

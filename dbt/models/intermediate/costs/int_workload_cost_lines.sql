@@ -30,7 +30,21 @@ api as (
     where workload_tag is not null and spend <> 0
 ),
 
+idle as (
+    select * from {{ ref('int_gpu_idle_by_workload') }}
+),
+
+billed_lines as (
+    select ledger.*, coalesce(idle.idle_share, 0) as idle_share
+    from {{ ref('ledger_focus') }} as ledger
+    left join idle
+        on idle.workload_id = ledger.x_workload_id and idle.day = cast(ledger.ChargePeriodStart as date)
+        and ledger.x_gpu_model is not null and ledger.ChargeCategory = 'Usage'
+    where ledger.x_workload_id is not null
+),
+
 billed as (
+    -- GPU bill lines split into the used share (gpu_compute) and the idle share (idle_capacity).
     select 'production' as basis, x_workload_id as workload_id, date_trunc('month', ChargePeriodStart)::date as period,
            BillingCurrency as currency,
            case
@@ -39,10 +53,18 @@ billed as (
                when x_gpu_model is not null then 'gpu_compute'
                else 'serving_stack'
            end as component,
-           EffectiveCost as amount, 'bill_line' as source_kind, x_charge_key as source_ref,
+           case when x_gpu_model is not null
+                then {{ money('EffectiveCost - ' ~ money('EffectiveCost * cast(idle_share as decimal(18, 12))')) }}
+                else EffectiveCost end as amount,
+           'bill_line' as source_kind, x_charge_key as source_ref,
            coalesce(ServiceName, ChargeDescription) as detail
-    from {{ ref('ledger_focus') }}
-    where x_workload_id is not null
+    from billed_lines
+    union all
+    select 'production', x_workload_id, date_trunc('month', ChargePeriodStart)::date, BillingCurrency,
+           'idle_capacity', {{ money('EffectiveCost * cast(idle_share as decimal(18, 12))') }},
+           'bill_line', x_charge_key || '#idle', 'billed GPU-hours not used (usage telemetry)'
+    from billed_lines
+    where x_gpu_model is not null and idle_share > 0
 ),
 
 media_people as (

@@ -1,4 +1,7 @@
 -- Billing charge lines with a stable key, normalised enumerations and upper-case currency.
+-- A line without a currency (the FOCUS spec examples have no BillingCurrency column; the parser
+-- loads them with a warning) gets ISO 4217 'XXX' ("no currency"): its amounts stay visible and
+-- conserved but never add up with a real currency. int_billing_column_coverage reports the gap.
 with source as (
     select * from {{ source('billing', 'billing_charges') }}
 ),
@@ -9,7 +12,7 @@ final as (
         BilledCost, EffectiveCost, ListCost, ContractedCost, ListUnitPrice, ContractedUnitPrice,
         ConsumedQuantity, PricingQuantity, CommitmentDiscountQuantity,
         BillingPeriodStart, BillingPeriodEnd, ChargePeriodStart, ChargePeriodEnd,
-        upper(trim(BillingCurrency)) as BillingCurrency,
+        coalesce(nullif(upper(trim(BillingCurrency)), ''), 'XXX') as BillingCurrency,
         ChargeCategory, ChargeClass, ChargeDescription,
         -- FOCUS spells it Usage-Based; some exports write Usage-based.
         case when lower(ChargeFrequency) = 'usage-based' then 'Usage-Based' else ChargeFrequency end as ChargeFrequency,
