@@ -4,7 +4,6 @@ goodput under the registry SLO, computed here independently from the raw JSON.""
 
 import csv
 import json
-import shutil
 from decimal import Decimal
 from pathlib import Path
 
@@ -12,7 +11,6 @@ import duckdb
 import pytest
 import yaml
 
-from pipelines.cli import execute_refresh
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.e2e
@@ -21,14 +19,10 @@ STEM = "llama33-70b__01_tp8_pp1__serving_meta-llama-Llama-3.3-70B-Instruct_tp8_p
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.mktemp("benchmark_pipeline")
-    inputs, home = base / "inputs", base / "home"
-    for family in ("registry", "benchmarks", "api_spend"):
-        shutil.copytree(SAMPLES / family, inputs / family)
-    ok, _, reason = execute_refresh(home, inputs)
-    assert ok, reason
-    return home
+def home(sample_run: dict) -> Path:
+    """The session's one refresh of every bundled sample (tests/conftest.py)."""
+    assert sample_run["ok"], sample_run["reason"]
+    return sample_run["home"]
 
 
 def _rows(home: Path, sql: str) -> list[dict]:
@@ -110,7 +104,7 @@ def test_own_formats_published(home: Path) -> None:
                          "(select count(*) from fct_eval_runs) as evals, (select count(*) from fct_media_batches) as media, "
                          "(select count(*) from fct_memory_fit_tests) as memory, "
                          "(select count(*) from fct_quality_outcomes_daily) as quality")[0]
-    assert counts == {"training": 5, "evals": 3, "media": 5, "memory": 6, "quality": 9}
+    assert counts == {"training": 5, "evals": 3, "media": 5, "memory": 6, "quality": 12}
     gpus = {r["gpu_model"] for r in _rows(home, "select distinct gpu_model from fct_memory_fit_tests")}
     assert gpus == {"A100-40GB", "H100-SXM-80GB"}
 

@@ -11,7 +11,6 @@ docs/sources/usage.md):
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import duckdb
@@ -22,17 +21,10 @@ SAMPLES = REPO / "samples" / "inputs"
 
 
 @pytest.fixture(scope="module")
-def usage_db(tmp_path_factory: pytest.TempPathFactory):
-    from pipelines.cli import execute_refresh
-
-    root = tmp_path_factory.mktemp("usage_models")
-    inputs = root / "inputs"
-    for family in ("registry", "usage"):
-        shutil.copytree(SAMPLES / family, inputs / family)
-    home = root / "home"
-    ok, _run_id, reason = execute_refresh(home, inputs)
-    con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
-    yield {"ok": ok, "reason": reason, "con": con}
+def usage_db(sample_run: dict):
+    """The session's one refresh of every bundled sample (tests/conftest.py)."""
+    con = duckdb.connect(str(sample_run["home"] / "ledger.duckdb"), read_only=True)
+    yield {"ok": sample_run["ok"], "reason": sample_run["reason"], "con": con}
     con.close()
 
 

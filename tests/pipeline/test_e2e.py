@@ -57,14 +57,18 @@ def test_chargeback_equals_the_raw_export_total(sample_run: dict) -> None:
         chargeback = dict(con.execute(
             "select billing_period_start, sum(total_cost) from fct_chargeback_monthly where currency = 'USD' "
             "group by all").fetchall())
-        ledger = dict(con.execute(
-            "select BillingPeriodStart::date, sum(BilledCost) from ledger_focus where BillingCurrency = 'USD' "
-            "group by all").fetchall())
+        invoices = dict(con.execute(
+            "select period, sum(amount) from ("
+            " select BillingPeriodStart::date as period, BilledCost as amount from ledger_focus"
+            " where BillingCurrency = 'USD'"
+            " union all select date_trunc('month', day)::date, cost from fct_api_spend_daily where currency = 'USD'"
+            ") group by all").fetchall())
     finally:
         con.close()
     assert published == raw
     assert raw[0][1] == Decimal("20.280226728990")
-    assert chargeback == ledger
+    # Chargeback = cloud bill + API spend (its own invoice), per period, to the cent.
+    assert chargeback == invoices
 
 
 def test_unallocated_cost_is_kept_not_dropped(sample_run: dict) -> None:

@@ -22,7 +22,7 @@ PARSE = {s.table: own_formats.make_parse(s) for s in own_formats.SPECS}
 @pytest.mark.parametrize(
     "name,table,rows",
     [("training_runs.csv", "training_runs", 5), ("eval_runs.csv", "eval_runs", 3), ("media_batches.csv", "media_batches", 5),
-     ("memory_fit_tests.csv", "memory_fit_tests", 6), ("ops_tests.csv", "ops_tests", 7), ("quality_outcomes.csv", "quality_outcomes", 9)],
+     ("memory_fit_tests.csv", "memory_fit_tests", 6), ("ops_tests.csv", "ops_tests", 7), ("quality_outcomes.csv", "quality_outcomes", 12)],
 )
 def test_sample_files(name: str, table: str, rows: int) -> None:
     path = SAMPLES / name
