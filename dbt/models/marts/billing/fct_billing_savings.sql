@@ -5,8 +5,9 @@
 -- Missing prices as the toolkit does (codes MissingContractedCost / MissingListCost): a
 -- ContractedCost that is null or 0 on a line with EffectiveCost > 0 is taken as the EffectiveCost,
 -- then a ListCost that is null or 0 with (filled) ContractedCost > 0 is taken as the ContractedCost,
--- so such lines show no savings instead of invented ones. A formula only sums lines where both of
--- its operands are present after that fill (null arithmetic drops the rest).
+-- so such lines show no savings instead of invented ones. Only lines with List, Contracted and
+-- Effective cost all present after that fill contribute to the formulas (and to the rate's
+-- denominator x_ListCostForSavings); the rest are left out, not counted as zero-price lines.
 -- Only Usage lines carry savings: a Purchase line's EffectiveCost is 0 because its cost is
 -- amortised onto the usage it covers (counting it would double the savings), Tax and Credit are
 -- not priced usage. An Unused commitment line consumed nothing, so its List/Contracted cost is 0
@@ -30,22 +31,35 @@ lines as (
     from ledger
 ),
 
-priced as (
+filled as (
     select
         *,
         case
             when not is_savings_line then null
             when is_unused_commitment then 0
             else contracted_filled
-        end as contracted_for_savings,
+        end as contracted_f,
         case
             when not is_savings_line then null
             when is_unused_commitment then 0
             when coalesce(ListCost, 0) = 0 and contracted_filled > 0 then contracted_filled
             else ListCost
-        end as list_for_savings,
-        case when is_savings_line then EffectiveCost end as effective_for_savings
+        end as list_f
     from lines
+),
+
+priced as (
+    -- A line enters the formulas only with all three prices present, so negotiated + commitment
+    -- savings always equal total savings.
+    select
+        *,
+        case when list_f is not null and contracted_f is not null and EffectiveCost is not null
+             then list_f end as list_for_savings,
+        case when list_f is not null and contracted_f is not null and EffectiveCost is not null
+             then contracted_f end as contracted_for_savings,
+        case when list_f is not null and contracted_f is not null and EffectiveCost is not null
+             then EffectiveCost end as effective_for_savings
+    from filled
 ),
 
 final as (
@@ -67,9 +81,8 @@ final as (
         {{ money('coalesce(sum(list_for_savings - contracted_for_savings), 0)') }} as x_NegotiatedDiscountSavings,
         {{ money('coalesce(sum(contracted_for_savings - effective_for_savings), 0)') }} as x_CommitmentDiscountSavings,
         {{ money('coalesce(sum(list_for_savings - effective_for_savings), 0)') }} as x_TotalSavings,
-        {{ money('sum(case when effective_for_savings is not null then list_for_savings end)') }} as x_ListCostForSavings,
-        {{ safe_unit_cost('sum(list_for_savings - effective_for_savings)',
-                          'sum(case when effective_for_savings is not null then list_for_savings end)') }}
+        {{ money('sum(list_for_savings)') }} as x_ListCostForSavings,
+        {{ safe_unit_cost('sum(list_for_savings - effective_for_savings)', 'sum(list_for_savings)') }}
             as x_EffectiveSavingsRate
     from priced
     group by all
