@@ -1,4 +1,5 @@
-{# ISO 4217 active codes, the same list the price parsers accept (sources/prices/_rows.py CURRENCIES).
+{# ISO 4217 active codes plus XXX ("no currency", used for exports that carry none), the same list
+   pipelines/gx_suites.py CURRENCIES holds (a test keeps them equal).
    A price in any other code cannot be converted, so it fails `currency_is_known`. #}
 {% macro known_currencies() -%}
     {{ return([
@@ -11,7 +12,7 @@
         'NGN', 'NIO', 'NOK', 'NPR', 'NZD', 'OMR', 'PAB', 'PEN', 'PGK', 'PHP', 'PKR', 'PLN', 'PYG', 'QAR', 'RON', 'RSD',
         'RUB', 'RWF', 'SAR', 'SBD', 'SCR', 'SDG', 'SEK', 'SGD', 'SHP', 'SLE', 'SOS', 'SRD', 'SSP', 'STN', 'SVC', 'SYP',
         'SZL', 'THB', 'TJS', 'TMT', 'TND', 'TOP', 'TRY', 'TTD', 'TWD', 'TZS', 'UAH', 'UGX', 'USD', 'UYU', 'UZS', 'VES',
-        'VND', 'VUV', 'WST', 'XAF', 'XCD', 'XOF', 'XPF', 'YER', 'ZAR', 'ZMW', 'ZWL'
+        'VND', 'VUV', 'WST', 'XAF', 'XCD', 'XOF', 'XPF', 'XXX', 'YER', 'ZAR', 'ZMW', 'ZWL'
     ]) }}
 {%- endmacro %}
 

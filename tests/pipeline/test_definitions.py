@@ -25,11 +25,15 @@ def test_nightly_schedule_runs_at_two_utc() -> None:
     assert schedule.execution_timezone == "UTC"
 
 
-def test_gx_checks_are_blocking() -> None:
+def test_gx_checks_have_their_suites_severity() -> None:
+    from pipelines.gx_suites import SUITES
+
     graph = defs.resolve_asset_graph()
-    checks = [graph.get_check_spec(k) for k in graph.asset_check_keys if k.name.startswith("gx_")]
-    assert len(checks) >= 2, "great-expectations checks missing"
-    assert all(c.blocking for c in checks)
+    checks = {k.name: graph.get_check_spec(k) for k in graph.asset_check_keys if k.name.startswith("gx_")}
+    assert set(checks) == {s.check_name for s in SUITES}, "great-expectations checks missing"
+    for suite in SUITES:
+        assert checks[suite.check_name].blocking == suite.blocking, suite.check_name
+    assert checks["gx_ledger_focus"].blocking and checks["gx_fct_chargeback_monthly"].blocking
 
 
 def test_publication_depends_on_every_mart() -> None:
@@ -46,3 +50,19 @@ def test_dagster_cli_validates_definitions() -> None:
         cwd=REPO, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_sensors_are_defined() -> None:
+    drop = defs.resolve_sensor_def("drop_folder_sensor")
+    assert drop.job_name == "nightly" and drop.minimum_interval_seconds == 60
+    failure = defs.resolve_sensor_def("notify_run_failure")
+    assert failure.default_status == dg.DefaultSensorStatus.RUNNING
+
+
+def test_fetch_assets_feed_raw_loads_and_docs_follow_publication() -> None:
+    graph = defs.resolve_asset_graph()
+    keys = {k.to_user_string() for k in defs.resolve_job_def("nightly").asset_layer.executable_asset_keys}
+    assert {"fetch/prices", "fetch/api_spend", "serving/dbt_docs"} <= keys
+    assert dg.AssetKey(["fetch", "prices"]) in graph.get(dg.AssetKey(["raw", "prices"])).parent_keys
+    assert dg.AssetKey(["fetch", "api_spend"]) in graph.get(dg.AssetKey(["raw", "api_spend"])).parent_keys
+    assert graph.get(dg.AssetKey(["serving", "dbt_docs"])).parent_keys == {dg.AssetKey(["serving", "publication"])}
