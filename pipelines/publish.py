@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -32,6 +33,7 @@ def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime
     """Write serving.duckdb from the working database; returns rows per published table."""
     tmp = serving_path.with_name(f".{serving_path.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
+    _remove_stale_temp_copies(serving_path)
     # An in-memory session attaches the ledger read-only and the new file read-write.
     con = duckdb.connect()
     counts: dict[str, int] = {}
@@ -70,8 +72,36 @@ def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime
         tmp.unlink(missing_ok=True)
         raise
     con.close()
+    _test_pause_before_rename(tmp)
     os.replace(tmp, serving_path)
     return counts
+
+
+def _remove_stale_temp_copies(serving_path: Path) -> None:
+    """A refresh killed before its rename leaves `.serving.duckdb.<pid>.tmp`: drop those of dead processes."""
+    for old in serving_path.parent.glob(f".{serving_path.name}.*.tmp"):
+        pid = old.name[len(serving_path.name) + 2:-len(".tmp")]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            old.unlink(missing_ok=True)
+        except PermissionError:
+            pass  # another user's live process
+
+
+def _test_pause_before_rename(tmp: Path) -> None:
+    """TEST HOOK (tests/faults/test_kill.py): GPU_LEDGER_TEST_PAUSE_BEFORE_RENAME=<seconds>.
+
+    Sleeps after the new copy is complete and before the rename, so a test can SIGKILL the
+    refresh at exactly that point and check that the last publication stays in place. Unset
+    (always, outside tests) it does nothing.
+    """
+    pause = float(os.environ.get("GPU_LEDGER_TEST_PAUSE_BEFORE_RENAME") or 0)
+    if pause > 0:
+        print(f"test hook: {tmp.name} written; pausing {pause:g}s before the rename", flush=True)
+        time.sleep(pause)
 
 
 def write_status(home: Path, ok: bool, run_id: str, message: str) -> None:

@@ -113,7 +113,7 @@ def _get(
             sleep(wait)
             continue
         if resp.status_code != 200:
-            body = _redact(resp.text[:300], key)
+            body = _redact(resp.text, key)[:300]  # redact first: a cut could split the key and leak its prefix
             raise FetchError(f"GET {url} returned HTTP {resp.status_code}: {body}")
         return resp
     raise FetchError(f"GET {url}: retries exhausted")  # unreachable; keeps type checkers calm

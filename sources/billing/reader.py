@@ -108,7 +108,7 @@ def _read_header(path: Path) -> list[str]:
     return header
 
 
-def _count_lines(path: Path) -> int:
+def count_lines(path: Path) -> int:
     """Physical lines (a last line without a newline counts)."""
     n = 0
     last = b"\n"
@@ -120,9 +120,12 @@ def _count_lines(path: Path) -> int:
     return n + (0 if last == b"\n" else 1)
 
 
-def _record_start_lines(path: Path) -> list[int]:
+def record_start_lines(path: Path) -> list[int]:
     """1-based start line of every non-empty data record (Python csv, exact with quoted newlines)."""
     starts: list[int] = []
+    # The csv module's default 128 KiB field limit would stop counting at a long field (DuckDB
+    # reads lines up to its own limit), leaving the rows after it without a line number.
+    csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))
     with _open_text(path) as fh:
         reader = csv.reader(fh)
         next(reader, None)
@@ -148,8 +151,12 @@ def _csv_options(ncols: int, pad: bool = False) -> str:
     )
 
 
-def load_csv(con: duckdb.DuckDBPyConnection, path: Path) -> RawFile:
-    """Load a CSV or CSV.gz into temp table `raw` (+ `_source_line`); malformed lines become rejects."""
+def csv_header(path: Path) -> tuple[list[str], dict[str, str], list[str]]:
+    """(header fields, original name -> `cN` column, warnings) of a CSV/CSV.gz.
+
+    Raises UnreadableFile for an empty header or a one-column header holding another
+    delimiter. Duplicate names are kept as `name#<position>` (with a warning).
+    """
     header = _read_header(path)
     if len(header) == 1:
         for delim in (";", "\t", "|"):
@@ -166,6 +173,12 @@ def load_csv(con: duckdb.DuckDBPyConnection, path: Path) -> RawFile:
             warnings.append(f"duplicate header {name!r} (column {i + 1}); kept as {name}#{i + 1}")
             name = f"{name}#{i + 1}"
         names[name] = f"c{i}"
+    return header, names, warnings
+
+
+def load_csv(con: duckdb.DuckDBPyConnection, path: Path) -> RawFile:
+    """Load a CSV or CSV.gz into temp table `raw` (+ `_source_line`); malformed lines become rejects."""
+    header, names, warnings = csv_header(path)
     src = str(path).replace("'", "''")
     try:
         con.execute(f"create temp table _raw0 as select * from read_csv('{src}', {_csv_options(len(header))})")
@@ -183,15 +196,19 @@ def load_csv(con: duckdb.DuckDBPyConnection, path: Path) -> RawFile:
         con.execute(f"create temp table _raw0 as select * from read_csv('{src}', {_csv_options(len(header), pad=True)})")
         bad = []
         rows = con.execute("select count(*) from _raw0").fetchone()[0]
+    # DuckDB reports a short line once per missing column: one reject per line (the first error).
+    first_per_line = {}
+    for line, etype, msg, text in bad:
+        first_per_line.setdefault(int(line), (etype, msg, text))
     rejects = [
-        Reject(int(line), "malformed_row", f"{etype}: {msg}", None, (text or "")[:200])
-        for line, etype, msg, text in bad
+        Reject(line, "malformed_row", f"{etype}: {msg}", None, (text or "")[:200])
+        for line, (etype, msg, text) in first_per_line.items()
     ]
     bad_lines = {r.line for r in rejects}
-    if not bad_lines and _count_lines(path) == rows + 1:
+    if not bad_lines and count_lines(path) == rows + 1:
         con.execute("create temp view raw as select rowid + 2 as _source_line, * from _raw0")
     else:
-        starts = [s for s in _record_start_lines(path) if s not in bad_lines]
+        starts = [s for s in record_start_lines(path) if s not in bad_lines]
         if len(starts) != rows:
             warnings.append(
                 f"line numbers approximate: Python csv found {len(starts)} records, DuckDB {rows}"

@@ -8,6 +8,7 @@ the pipeline lands them (content-addressed) and parses them later with the named
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ import yaml
 USER_AGENT = "gpu-ledger-price-fetcher/0.1 (+GPU cost ledger; list-price collection)"
 CONFIG = Path(__file__).resolve().parents[2] / "registry" / "price_sources.yaml"
 RETRY_STATUSES = {429, 500, 502, 503, 504}
+_QUERY = re.compile(r"\?[^\s'\")]*")
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,9 @@ def get_with_retries(
                         content_type=resp.headers.get("Content-Type"),
                     )
         except (requests.Timeout, requests.ConnectionError) as exc:
-            last, wait = f"{type(exc).__name__}: {exc}", None
+            # requests puts the full URL, query included, in the message: a credential-like
+            # query value (`?api_key=...`) must not reach FetchResult.error or any log.
+            last, wait = f"{type(exc).__name__}: {_QUERY.sub('?***', str(exc))}", None
         if attempt == settings.max_retries:
             break
         delay = wait if wait is not None else settings.backoff_s * (2**attempt)

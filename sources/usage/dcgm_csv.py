@@ -55,7 +55,9 @@ ID_COLUMNS = {
     "container": "container",
     "job_id": "job_id",
 }
-_REJECT_RULES = {"CAST": "non_numeric", "TOO_MANY_COLUMNS": "wrong_field_count", "TOO_FEW_COLUMNS": "wrong_field_count"}
+# DuckDB's reject_errors.error_type values ("TOO MANY COLUMNS", "MISSING COLUMNS", ...), spaces as `_`.
+_REJECT_RULES = {"CAST": "non_numeric", "TOO_MANY_COLUMNS": "wrong_field_count", "TOO_FEW_COLUMNS": "wrong_field_count",
+                 "MISSING_COLUMNS": "wrong_field_count"}
 
 
 def _header(head: bytes) -> list[str]:
@@ -187,8 +189,12 @@ def _rejects(con: duckdb.DuckDBPyConnection) -> list[Reject]:
         "select line, column_name, error_type, error_message, csv_line from reject_errors order by line"
     ).fetchall()
     out = []
+    seen: set[int] = set()
     for line, column, etype, message, csv_line in rows:
-        rule = _REJECT_RULES.get(str(etype), "unreadable_row")
+        if int(line) in seen:  # a short line is reported once per missing column: keep the first
+            continue
+        seen.add(int(line))
+        rule = _REJECT_RULES.get(str(etype).replace(" ", "_"), "unreadable_row")
         if rule == "non_numeric" and column and column.lower() == "timestamp":
             rule = "invalid_timestamp"
         out.append(Reject(int(line), rule, str(message).splitlines()[0][:200], column, (csv_line or "")[:200]))

@@ -1,0 +1,184 @@
+"""Fault tests: `gpu-ledger run` killed with SIGKILL never damages the publication.
+
+One module-scoped sequence on one home and one small inputs folder (registry + the FOCUS
+sample + invoice_totals.csv), every run a real `gpu-ledger run` subprocess in its own process
+group (so SIGKILL reaches the dbt child too):
+
+  1. run to completion                       -> publication A
+  2. run, SIGKILL while `dbt build` runs      -> serving.duckdb must still be A, byte for byte
+  3. run to completion (stale WAL/lock of 2)  -> publication B
+  4. run, SIGKILL while paused before the publish rename (test hook
+     GPU_LEDGER_TEST_PAUSE_BEFORE_RENAME in pipelines/publish.py) -> still B, byte for byte
+  5. run to completion while a dashboard-like reader thread opens serving.duckdb read-only,
+     counts fct_chargeback_monthly and closes, in a loop: it must never see an error
+A, B and the result of 5 are three consecutive completed runs on the same inputs: their
+published marts must be identical.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.conftest import REPO, SAMPLES, published_tables
+
+pytestmark = pytest.mark.e2e
+
+GPU_LEDGER = REPO / ".venv" / "bin" / "gpu-ledger"
+RUN_TIMEOUT = 600
+
+
+def _inputs(root: Path) -> Path:
+    inputs = root / "inputs"
+    shutil.copytree(SAMPLES / "registry", inputs / "registry")
+    (inputs / "billing").mkdir(parents=True)
+    for name in ("focus_1.0_sample_1000_multicloud.csv", "invoice_totals.csv"):
+        shutil.copy(SAMPLES / "billing" / name, inputs / "billing" / name)
+    return inputs
+
+
+def _start(inputs: Path, home: Path, **env: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [str(GPU_LEDGER), "run", "--inputs", str(inputs), "--home", str(home)],
+        cwd=REPO, env={**os.environ, **env}, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+
+
+def _run(inputs: Path, home: Path) -> str:
+    proc = _start(inputs, home)
+    out, _ = proc.communicate(timeout=RUN_TIMEOUT)
+    assert proc.returncode == 0, out[-3000:]
+    return out
+
+
+def _descendants(pid: int) -> list[tuple[int, str]]:
+    """(pid, command line) of every process below `pid`, from /proc (no psutil here)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            try:
+                cmd = (Path("/proc") / str(child) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            found.append((child, cmd))
+            todo.append(child)
+    return found
+
+
+def _kill_when(proc: subprocess.Popen, ready, what: str) -> None:
+    """SIGKILL the run's whole process group as soon as `ready()` is true."""
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while not ready():
+        if proc.poll() is not None:
+            raise AssertionError(f"run ended (rc {proc.returncode}) before {what}: {proc.stdout.read()[-3000:]}")
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+
+
+def _opens_read_only(serving: Path) -> int:
+    con = duckdb.connect(str(serving), read_only=True)
+    try:
+        return con.execute("select count(*) from fct_chargeback_monthly").fetchone()[0]
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def kill_sequence(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = tmp_path_factory.mktemp("faults")
+    inputs, home = _inputs(root), root / "home"
+    serving = home / "serving.duckdb"
+    seen: dict = {}
+
+    _run(inputs, home)  # 1
+    seen["A"] = published_tables(serving)
+    good = serving.read_bytes()
+
+    proc = _start(inputs, home)  # 2: killed during dbt build
+    _kill_when(proc, lambda: any("dbt" in c and " build" in c for _, c in _descendants(proc.pid)), "dbt build")
+    seen["after_dbt_kill"] = (serving.read_bytes() == good, _opens_read_only(serving))
+    seen["leftovers_dbt_kill"] = sorted(p.name for p in home.iterdir())
+
+    _run(inputs, home)  # 3: must complete over whatever the killed writer left
+    seen["B"] = published_tables(serving)
+    good = serving.read_bytes()
+
+    proc = _start(inputs, home, GPU_LEDGER_TEST_PAUSE_BEFORE_RENAME="120")  # 4: killed before the rename
+    log = home / "logs" / "last_run.log"
+    _kill_when(proc, lambda: log.exists() and "test hook:" in log.read_text(errors="replace"), "the publish pause")
+    seen["after_publish_kill"] = (serving.read_bytes() == good, _opens_read_only(serving))
+    seen["leftovers_publish_kill"] = sorted(p.name for p in home.iterdir())
+
+    errors: list[str] = []
+    reads = [0]
+    stop = threading.Event()
+
+    def reader() -> None:  # a dashboard: open read-only, query, close, again
+        while not stop.is_set():
+            try:
+                _opens_read_only(serving)
+                reads[0] += 1
+            except Exception as exc:  # noqa: BLE001 - any failure is what this test counts
+                errors.append(repr(exc))
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    try:
+        _run(inputs, home)  # 5: the dashboard keeps reading through the refresh and the swap
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    seen["C"] = published_tables(serving)
+    seen["reader"] = (reads[0], errors)
+    seen["leftovers_final"] = sorted(p.name for p in home.iterdir())
+    return seen
+
+
+def test_kill_during_dbt_build_keeps_the_publication(kill_sequence: dict) -> None:
+    identical, rows = kill_sequence["after_dbt_kill"]
+    assert identical and rows > 0
+
+
+def test_kill_before_publish_rename_keeps_the_publication(kill_sequence: dict) -> None:
+    identical, rows = kill_sequence["after_publish_kill"]
+    assert identical and rows > 0
+    # The kill hit the intended window: the complete new copy was written but never renamed.
+    assert any(n.startswith(".serving.duckdb.") and n.endswith(".tmp") for n in kill_sequence["leftovers_publish_kill"])
+
+
+def test_no_stale_files_after_the_next_run(kill_sequence: dict) -> None:
+    """The temp copy the killed publisher left behind is gone after the next good run."""
+    assert not [n for n in kill_sequence["leftovers_final"] if n.endswith(".tmp")], kill_sequence["leftovers_final"]
+
+
+def test_dashboard_reader_never_sees_an_error(kill_sequence: dict) -> None:
+    reads, errors = kill_sequence["reader"]
+    assert errors == [] and reads > 10
+
+
+def test_three_completed_runs_publish_identical_marts(kill_sequence: dict) -> None:
+    a, b, c = kill_sequence["A"], kill_sequence["B"], kill_sequence["C"]
+    assert a == b == c
+    assert len(a["ledger_focus"]) == 1000
