@@ -15,6 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 MANIFEST = "manifest.jsonl"
+# Fetch configuration (pipelines/defs/ingest/fetch.py) may sit in inputs/registry/: not data, never landed.
+FETCH_CONFIGS = frozenset({"price_sources.yaml", "api_spend_sources.yaml"})
 _EXT = re.compile(r"(\.[A-Za-z0-9]{1,8}){1,2}$")
 
 
@@ -97,6 +99,7 @@ def input_files(inputs_dir: Path, family: str) -> list[Path]:
         p for p in root.rglob("*")
         if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
         and p.name.upper() not in {"PROVENANCE.MD", "README.MD", "LICENSE", "NOTICE"}
+        and not (family == "registry" and p.parent == root and p.name in FETCH_CONFIGS)
     )
 
 

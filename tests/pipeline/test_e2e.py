@@ -1,5 +1,7 @@
 """Full refreshes through `gpu-ledger run`'s code path on real sample files."""
 
+import csv
+import io
 import json
 import shutil
 from decimal import Decimal
@@ -99,13 +101,13 @@ def test_doctored_export_fails_conservation_and_keeps_last_publication(tmp_path:
     assert execute_refresh(home, good)[0]
     before = (home / "serving.duckdb").read_bytes()
     # Re-delivered export with one line's cost changed by +1.00: the invoice no longer matches.
-    lines = FOCUS.read_text().splitlines(keepends=True)
-    header = lines[0].split(",")
-    idx = header.index("BilledCost")
-    cells = lines[5].split(",")
-    cells[idx] = str(Decimal(cells[idx]) + 1)
-    lines[5] = ",".join(cells)
-    bad = _inputs(tmp_path / "bad", {"focus_redelivered.csv": "".join(lines).encode(),
+    with open(FOCUS, newline="") as fh:
+        rows = list(csv.reader(fh))
+    idx = rows[0].index("BilledCost")
+    rows[5][idx] = str(Decimal(rows[5][idx]) + 1)
+    buffer = io.StringIO()
+    csv.writer(buffer, quoting=csv.QUOTE_MINIMAL, lineterminator="\n").writerows(rows)
+    bad = _inputs(tmp_path / "bad", {"focus_redelivered.csv": buffer.getvalue().encode(),
                                       "invoice_totals.csv": SAMPLES / "billing" / "invoice_totals.csv"})
     ok, _, reason = execute_refresh(home, bad)
     assert not ok

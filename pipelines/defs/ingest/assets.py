@@ -17,12 +17,16 @@ def landing_inputs(context: dg.AssetExecutionContext, ledger: LedgerResource) ->
     return dg.MaterializeResult(metadata={"files_seen": seen, "files_new": new, "inputs": str(ledger.inputs_dir)})
 
 
+# Families whose pages are also fetched (pipelines/defs/ingest/fetch.py) load after the fetch.
+FETCHED = {"prices": dg.AssetKey(["fetch", "prices"]), "api_spend": dg.AssetKey(["fetch", "api_spend"])}
+
+
 def _raw_asset(family: str) -> dg.AssetsDefinition:
     key = dg.AssetKey(["raw", family])
 
     @dg.asset(
         key=key,
-        deps=[landing_inputs],
+        deps=[landing_inputs, *([FETCHED[family]] if family in FETCHED else [])],
         group_name="raw",
         kinds={"duckdb"},
         description=f"Parse and load every landed {family} file not loaded yet into raw.* (idempotent per file).",

@@ -6,14 +6,15 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from pipelines.dbt_project import ledger_dbt
+from pipelines.dbt_project import parse_manifest
 from pipelines.publish import publish, write_status
 from pipelines.settings import LedgerResource
 
 
 def mart_keys() -> list[dg.AssetKey]:
     """Asset keys of every dbt model under models/marts (read from the parsed manifest)."""
-    manifest = json.loads(ledger_dbt.manifest_path.read_text())
+    # This module may load before the dbt assets module: make sure a manifest exists first.
+    manifest = json.loads(parse_manifest().read_text())
     return sorted(
         (dg.AssetKey([n["schema"], n["name"]]) for n in manifest["nodes"].values()
          if n["resource_type"] == "model" and n["path"].startswith("marts")),
