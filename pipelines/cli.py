@@ -6,6 +6,7 @@ import contextlib
 import os
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Optional
 
@@ -27,8 +28,15 @@ def _set_env(home: Path, inputs: Path | None = None) -> None:
         os.environ["GPU_LEDGER_INPUTS"] = str(inputs)
 
 
-def execute_refresh(home: Path, inputs: Path) -> tuple[bool, str, str]:
-    """Run the nightly job once in process; returns (success, run_id, failure reason)."""
+def execute_refresh(
+    home: Path, inputs: Path, *, full_refresh: bool = False,
+    backfill_from: str | None = None, backfill_to: str | None = None,
+) -> tuple[bool, str, str]:
+    """Run the nightly job once in process; returns (success, run_id, failure reason).
+
+    dbt's incremental models rebuild the days new files touched; `backfill_from`/`backfill_to`
+    (YYYY-MM-DD, inclusive) add a window of days, `full_refresh` rebuilds them from all raw rows.
+    """
     _set_env(home, inputs)
     home.mkdir(parents=True, exist_ok=True)
     from pipelines.dbt_project import parse_manifest
@@ -47,7 +55,11 @@ def execute_refresh(home: Path, inputs: Path) -> tuple[bool, str, str]:
             dg.DagsterInstance.ephemeral() as instance:
         result = job.execute_in_process(
             instance=instance, raise_on_error=False,
-            run_config={"loggers": {"console": {"config": {"log_level": os.environ.get("GPU_LEDGER_LOG_LEVEL", "CRITICAL")}}}},
+            run_config={
+                "loggers": {"console": {"config": {"log_level": os.environ.get("GPU_LEDGER_LOG_LEVEL", "CRITICAL")}}},
+                "ops": {"ledger_dbt_assets": {"config": {
+                    "full_refresh": full_refresh, "backfill_from": backfill_from, "backfill_to": backfill_to}}},
+            },
         )
     reasons = []
     for event in result.all_events:
@@ -117,15 +129,30 @@ def print_summary(home: Path, run_id: str) -> None:
 def run(
     inputs: Optional[Path] = typer.Option(None, help="inputs folder (billing/, usage/, ...); default: bundled samples"),
     home: Optional[Path] = typer.Option(None, help="warehouse home; default GPU_LEDGER_HOME or ./warehouse/home"),
+    from_day: Optional[datetime] = typer.Option(  # noqa: B008
+        None, "--from", formats=["%Y-%m-%d"], help="backfill: also re-process UTC days from this one (YYYY-MM-DD)"),
+    to_day: Optional[datetime] = typer.Option(  # noqa: B008
+        None, "--to", formats=["%Y-%m-%d"], help="backfill: ... through this one (default: --from)"),
+    full_refresh: bool = typer.Option(False, "--full-refresh", help="rebuild every incremental model from all raw rows"),
 ) -> None:
-    """One full refresh: land -> raw -> dbt build -> checks -> publish. Exit 0 only if published."""
+    """One refresh: land -> raw -> dbt build -> checks -> publish. Exit 0 only if published.
+
+    Only new files are loaded; the big dbt facts rebuild only the UTC days those files touch.
+    --from/--to adds days to rebuild; --full-refresh rebuilds every day.
+    """
     home_dir = resolve_home(home)
     inputs_dir = resolve_inputs(inputs)
     if not inputs_dir.is_dir():
         console.print(f"[red]inputs folder not found: {inputs_dir}[/red]")
         raise typer.Exit(2)
+    backfill_from = (from_day or to_day).date().isoformat() if (from_day or to_day) else None
+    backfill_to = (to_day or from_day).date().isoformat() if (from_day or to_day) else None
+    if backfill_from and backfill_to and backfill_to < backfill_from:
+        console.print(f"[red]--to {backfill_to} is before --from {backfill_from}[/red]")
+        raise typer.Exit(2)
     with console.status(f"refreshing {home_dir} from {inputs_dir} ..."):
-        ok, run_id, reason = execute_refresh(home_dir, inputs_dir)
+        ok, run_id, reason = execute_refresh(home_dir, inputs_dir, full_refresh=full_refresh,
+                                             backfill_from=backfill_from, backfill_to=backfill_to)
     if not ok:
         console.print(f"[red]refresh failed, publication withheld:[/red] {reason}")
         if (home_dir / "serving.duckdb").exists():

@@ -17,14 +17,8 @@ inventory as (
     select * from {{ ref('stg_usage__gpu_inventory') }}
 ),
 
-samples as (
-    select * from {{ ref('stg_usage__gpu_samples') }}
-),
-
-file_loads as (
-    select file_hash, min(observed_at) as observed_at
-    from {{ ref('stg_audit__file_loads') }}
-    group by file_hash
+telemetry_hourly as (
+    select * from {{ ref('int_gpu_telemetry_hourly') }}
 ),
 
 aliases as (
@@ -48,38 +42,14 @@ job_hours as (
     from job_nodes
 ),
 
-sample_times as (
-    select
-        samples.*,
-        coalesce(samples.sampled_at, file_loads.observed_at) as sample_time,
-        samples.sampled_at is null as time_from_landing,
-        coalesce(aliases.gpu_model, {{ canonical_gpu_model('samples.gpu_model_reported') }}) as gpu_model
-    from samples
-    left join file_loads on file_loads.file_hash = samples.x_file_hash
-    left join aliases on aliases.alias = lower(trim(samples.gpu_model_reported))
-),
-
+-- Telemetry per GPU (or MIG instance) x hour comes pre-aggregated from the incremental
+-- int_gpu_telemetry_hourly; the GPU model name is resolved here so alias changes apply to all history.
 telemetry_hours as (
     select
-        gpu_uuid,
-        mig_instance_id,
-        date_trunc('hour', sample_time) as hour_start,
-        any_value(host) as host,
-        any_value(gpu_model) as gpu_model,
-        any_value(mig_profile) as mig_profile,
-        any_value(namespace) as namespace,
-        any_value(pod) as pod,
-        any_value(job_id) as job_id,
-        avg(util_pct) as util_pct,
-        avg(fb_used_mib) as memory_used_mib,
-        count(*) as sample_count,
-        count(*) filter (where pod is not null or namespace is not null or job_id is not null) as labelled_samples,
-        count(*) filter (where pod is not null or namespace is not null or job_id is not null or util_pct > 0)
-            as busy_samples,
-        bool_or(time_from_landing) as time_from_landing
-    from sample_times
-    where sample_time is not null
-    group by all
+        telemetry_hourly.* exclude (gpu_model_reported, sample_date, x_loaded_at),
+        coalesce(aliases.gpu_model, {{ canonical_gpu_model('telemetry_hourly.gpu_model_reported') }}) as gpu_model
+    from telemetry_hourly
+    left join aliases on aliases.alias = lower(trim(telemetry_hourly.gpu_model_reported))
 ),
 
 -- A physical-GPU row is dropped in an hour where the same GPU reports MIG slices (they would double count).

@@ -1,0 +1,135 @@
+"""Incremental nightly (issue 10): adding a day or restating one rebuilds only those days, and the
+result equals a full rebuild of the same inputs. Three refreshes of one small generated fleet:
+
+1. DCGM telemetry of days 1-2 (every other file of the 3-day fleet is there from the start, so day 2's
+   published numbers can only move if day 2 is wrongly reprocessed; no Slurm files: a job's own
+   accounted utilisation would stand in front of the telemetry whose restatement is tested);
+2. incremental: day 3's DCGM file arrives and day 1's is restated (new bytes, higher utilisation);
+3. `--full-refresh` on the same inputs.
+"""
+
+import csv
+import io
+import math
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipelines.cli import execute_refresh
+from pipelines.generate import generate
+from tests.conftest import published_tables
+
+pytestmark = pytest.mark.e2e
+
+DAY1, DAY2, DAY3 = "2025-04-01", "2025-04-02", "2025-04-03"
+
+
+def _restate(path: Path) -> None:
+    """Rewrite a DCGM CSV with GR_ENGINE_ACTIVE raised by 0.25 (capped at 1): a corrected export."""
+    rows = list(csv.reader(io.StringIO(path.read_text())))
+    col = rows[0].index("DCGM_FI_PROF_GR_ENGINE_ACTIVE")
+    for row in rows[1:]:
+        if row[col]:
+            row[col] = f"{min(1.0, float(row[col]) + 0.25):.4f}"
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    path.write_text(out.getvalue())
+
+
+def _per_day(serving: Path) -> dict:
+    con = duckdb.connect(str(serving), read_only=True)
+    try:
+        return {str(d): (alloc, used) for d, alloc, used in con.execute(
+            "select day, round(sum(allocated_gpu_hours), 9), round(sum(used_gpu_hours), 9) "
+            "from fct_gpu_utilisation_daily group by day").fetchall()}
+    finally:
+        con.close()
+
+
+def _hourly(db: Path, day: str) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(
+            "select * exclude (x_loaded_at) from intermediate.int_gpu_telemetry_hourly "
+            "where sample_date = ?::date order by all", [day]).fetchall()
+    finally:
+        con.close()
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, floats to 1e-9 relative: sums of doubles depend on row order, which differs between an
+    incremental and a full build (money is DECIMAL and compared to 1e-9 for the same reason)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9) or (math.isnan(a) and math.isnan(b))
+    if isinstance(a, Decimal) and isinstance(b, Decimal):
+        return abs(a - b) <= Decimal("1e-9")
+    return a == b
+
+
+@pytest.fixture(scope="module")
+def refreshes(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    base = tmp_path_factory.mktemp("incremental")
+    fleet = base / "fleet"
+    generate(fleet, gpus=8, days=3, teams=2, seed=1)
+    inputs, home = base / "inputs", base / "home"
+    shutil.copytree(fleet, inputs)
+    (inputs / "usage" / f"dcgm_{DAY3}.csv").unlink()
+    for sacct in (inputs / "usage").glob("sacct_*.txt"):
+        sacct.unlink()
+    seen: dict = {"home": home}
+
+    ok, _, reason = execute_refresh(home, inputs)
+    assert ok, reason
+    seen["first"] = _per_day(home / "serving.duckdb")
+    seen["first_hourly"] = {d: _hourly(home / "ledger.duckdb", d) for d in (DAY1, DAY2)}
+
+    shutil.copy(fleet / "usage" / f"dcgm_{DAY3}.csv", inputs / "usage")
+    _restate(inputs / "usage" / f"dcgm_{DAY1}.csv")
+    ok, _, reason = execute_refresh(home, inputs)
+    assert ok, reason
+    seen["second"] = _per_day(home / "serving.duckdb")
+    seen["second_hourly"] = {d: _hourly(home / "ledger.duckdb", d) for d in (DAY1, DAY2)}
+    seen["incremental"] = published_tables(home / "serving.duckdb")
+    con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
+    try:
+        seen["telemetry_days"] = [str(r[0]) for r in con.execute(
+            "select distinct sample_date from intermediate.int_gpu_telemetry_hourly order by 1").fetchall()]
+    finally:
+        con.close()
+
+    ok, _, reason = execute_refresh(home, inputs, full_refresh=True)
+    assert ok, reason
+    seen["full"] = published_tables(home / "serving.duckdb")
+    return seen
+
+
+def test_first_refresh_holds_the_first_two_days_of_telemetry(refreshes: dict) -> None:
+    assert [d for d, _ in sorted(refreshes["first_hourly"].items()) if refreshes["first_hourly"][d]] == [DAY1, DAY2]
+
+
+def test_a_new_day_is_added_incrementally(refreshes: dict) -> None:
+    assert refreshes["telemetry_days"] == [DAY1, DAY2, DAY3]
+    assert refreshes["second"][DAY3][0] > 0
+
+
+def test_a_restated_day_is_reprocessed_and_the_others_are_not(refreshes: dict) -> None:
+    first, second = refreshes["first"], refreshes["second"]
+    assert second[DAY1] != first[DAY1], "day 1 was restated: its published GPU-hours must change"
+    assert second[DAY1][1] > first[DAY1][1], "the restated export has higher utilisation"
+    assert second[DAY2] == first[DAY2]
+    assert refreshes["second_hourly"][DAY1] != refreshes["first_hourly"][DAY1]
+    assert refreshes["second_hourly"][DAY2] == refreshes["first_hourly"][DAY2]
+
+
+def test_incremental_tables_equal_a_full_rebuild(refreshes: dict) -> None:
+    incremental, full = refreshes["incremental"], refreshes["full"]
+    assert sorted(incremental) == sorted(full)
+    for table in sorted(full):
+        a, b = incremental[table], full[table]
+        assert len(a) == len(b), f"{table}: {len(a)} rows incrementally, {len(b)} in a full rebuild"
+        for i, (ra, rb) in enumerate(zip(a, b)):
+            assert len(ra) == len(rb) and all(_same(x, y) for x, y in zip(ra, rb)), \
+                f"{table} row {i}:\n incremental {ra}\n full        {rb}"
