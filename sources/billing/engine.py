@@ -9,6 +9,7 @@ No Python runs per row; Tags are normalised per DISTINCT value (see `tags.py`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -20,6 +21,7 @@ from sources.billing.reader import RawFile, header_key
 from sources.billing.schema import DECIMAL, DECIMAL_COLUMNS, FOCUS_COLUMNS, TABLE, TIMESTAMP_COLUMNS
 from sources.billing.tags import normalise_distinct
 from sources.common import ParseOutput, Reject
+from sources.prices._rows import CURRENCIES  # the one ISO 4217 list of the project
 
 #: Rows without these values cannot be placed in a ledger, so they are rejected.
 REQUIRED_VALUES = ("BilledCost", "ChargePeriodStart", "ChargePeriodEnd")
@@ -69,7 +71,9 @@ def enum_expr(x: str, column: str) -> str:
     if not values:
         return x
     whens = " ".join(f"when {lit(v.lower())} then {lit(v)}" for v in values)
-    return f"case lower(trim({x})) {whens} else {x} end"
+    # Values already spelled canonically (nearly all) skip the per-value lower/trim copies.
+    canon = ", ".join(lit(v) for v in values)
+    return f"case when {x} in ({canon}) then {x} else case lower(trim({x})) {whens} else {x} end end"
 
 
 @dataclass
@@ -87,8 +91,13 @@ def x_extra_expr(extra: dict[str, str]) -> str:
     """JSON object text of the non-FOCUS columns of a row (NULL values omitted)."""
     if not extra:
         return "cast(null as varchar)"
-    entries = ", ".join(f"{{'k': {lit(name)}, 'v': {col}::varchar}}" for name, col in extra.items())
-    return f"nullif(to_json(map_from_entries(list_filter([{entries}], e -> e.v is not null)))::varchar, '{{}}')"
+    # Built as text (concat_ws skips NULLs; to_json escapes the value): a MAP/LIST per row
+    # cost several times more. Same compact output as to_json of a map: {"k":"v",...}.
+    entries = ", ".join(
+        f"case when {col} is not null then {lit(json.dumps(name, ensure_ascii=False) + ':')} || to_json({col}::varchar) end"
+        for name, col in extra.items()
+    )
+    return f"nullif('{{' || concat_ws(',', {entries}) || '}}', '{{}}')"
 
 
 def direct_columns(raw: RawFile, wanted: tuple[str, ...] = FOCUS_COLUMNS) -> tuple[dict[str, str], dict[str, str]]:
@@ -147,9 +156,11 @@ def _checks(types: dict[str, str]) -> list[tuple[str, str, Callable[[Ref, Ref], 
         checks.append(("period_reversed", "ChargePeriodEnd",
                        lambda r, t: f"{t('ChargePeriodEnd')} < {t('ChargePeriodStart')}"))
     if "BillingCurrency" in types:
+        # An ISO 4217 code, not just its shape: 'ZZZ' would pass a shape check and then fail the
+        # blocking currency expectation on ledger_focus, withholding the whole publication.
+        iso = ", ".join(lit(c) for c in sorted(CURRENCIES))
         checks.append(("unknown_currency", "BillingCurrency",
-                       lambda r, t: f"{r('BillingCurrency')} is not null and not regexp_full_match("
-                       f"{r('BillingCurrency')}::varchar, '[A-Z]{{3}}')"))
+                       lambda r, t: f"{r('BillingCurrency')} is not null and {r('BillingCurrency')}::varchar not in ({iso})"))
     return checks
 
 
@@ -179,8 +190,11 @@ def _enum_warnings(con: duckdb.DuckDBPyConnection, types: dict[str, str]) -> lis
     ]
 
 
-def finish(con: duckdb.DuckDBPyConnection, raw: RawFile, staged: Staged) -> ParseOutput:
-    """Run the reject query and the good-row query over `raw`; return the ParseOutput."""
+def finish(con: duckdb.DuckDBPyConnection, raw: RawFile, staged: Staged, enum_warnings: bool = True) -> ParseOutput:
+    """Run the reject query and the good-row query over `raw`; return the ParseOutput.
+
+    `enum_warnings=False` skips the scan listing non-FOCUS enum values (the caller does it).
+    """
     exprs = dict(staged.exprs)
     for col in ("ChargeCategory", "ChargeClass", "ChargeFrequency", "PricingCategory",
                 "CommitmentDiscountStatus", "CommitmentDiscountCategory", "CommitmentDiscountType"):
@@ -197,7 +211,7 @@ def finish(con: duckdb.DuckDBPyConnection, raw: RawFile, staged: Staged) -> Pars
     checks = _checks(types)
     checked = sorted({c for _, c, _ in checks} | {"BillingCurrency"} & set(types))
 
-    warnings = list(raw.warnings) + list(staged.warnings) + _enum_warnings(con, types)
+    warnings = list(raw.warnings) + list(staged.warnings) + (_enum_warnings(con, types) if enum_warnings else [])
     tag_join, tags_sql = "", f"s.{q('Tags')}::varchar" if "Tags" in types else "cast(null as varchar)"
     if "Tags" in types:
         distinct = [r[0] for r in con.execute(
@@ -231,13 +245,20 @@ def finish(con: duckdb.DuckDBPyConnection, raw: RawFile, staged: Staged) -> Pars
     ).to_arrow_table()
 
     rejects = list(raw.rejects)
-    if good.num_rows < raw.rows:  # some row failed a check: say which and why (one UNION ALL)
-        parts = [
-            f"select _source_line, {lit(rule)} as rule, {lit(col)} as col, {q(col)}::varchar as val "
-            f"from staged where {f(q, lambda c: _typed(c, types[c]))}"
-            for rule, col, f in checks
-        ]
-        bad = con.execute(f"select * from ({' union all '.join(parts)}) order by _source_line, rule, col").fetchall()
-        rejects += [Reject(int(ln) if ln is not None else None, rule, f"{col}: {_MESSAGES[rule]}", col, val)
-                    for ln, rule, col, val in bad]
+    if good.num_rows < raw.rows:  # some row failed a check: say which and why
+        rejects += check_rejects(con, types)
     return ParseOutput(tables={TABLE: good}, rejects=rejects, warnings=warnings)
+
+
+def check_rejects(con: duckdb.DuckDBPyConnection, types: dict[str, str], view: str = "staged") -> list[Reject]:
+    """Every failed check of the rows in `view` (staged columns + `_source_line`), one UNION ALL."""
+    parts = [
+        f"select _source_line, {lit(rule)} as rule, {lit(col)} as col, {q(col)}::varchar as val "
+        f"from {view} where {f(q, lambda c: _typed(c, types[c]))}"
+        for rule, col, f in _checks(types)
+    ]
+    if not parts:
+        return []
+    bad = con.execute(f"select * from ({' union all '.join(parts)}) order by _source_line, rule, col").fetchall()
+    return [Reject(int(ln) if ln is not None else None, rule, f"{col}: {_MESSAGES[rule]}", col, val)
+            for ln, rule, col, val in bad]

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from sources.billing import mappings
 from sources.billing.engine import Staged, connect, direct_columns, finish
-from sources.billing.reader import header_keys_from_head, load_file
+from sources.billing.focus_csv import parse_focus_csv
+from sources.billing.reader import PARQUET_MAGIC, RawFile, header_keys_from_head, load_file
 from sources.common import ParseOutput, SourceFormat, UnreadableFile
 
 
@@ -36,29 +37,44 @@ def infer_version(present: set[str]) -> str:
     return "1.0"
 
 
-def parse(path: Path) -> ParseOutput:
-    """Parse a FOCUS CSV/CSV.gz/Parquet file into billing_charges."""
-    path = Path(path)
-    con = connect()
-    raw = load_file(con, path)
+def _stage(path: Path, raw: RawFile) -> Staged:
+    """FOCUS column -> source column (case-insensitive), version, absent-column warnings."""
     mapped, extra = direct_columns(raw)
     missing = [c for c in mappings.FOCUS_REQUIRED_COLUMNS if c not in mapped]
     if missing:
         raise UnreadableFile(path, 1, f"not a usable FOCUS file: mandatory columns missing: {', '.join(missing)}")
-    all_names = set(raw.columns)
-    version = infer_version(all_names)
+    version = infer_version(set(raw.columns))
     warnings = []
     absent = [c for c in mappings.FOCUS_MANDATORY_WARN if c not in mapped]
     if absent:
         warnings.append(f"FOCUS mandatory columns absent (loaded as NULL): {', '.join(absent)}")
-    staged = Staged(
+    return Staged(
         exprs={c: col for c, col in mapped.items()},
         extra=extra,
         focus_version=version,
         source_format=FORMATS[0].name,
         warnings=warnings,
     )
-    return finish(con, raw, staged)
+
+
+def _parse_general(path: Path) -> ParseOutput:
+    """All-VARCHAR staging + set-based typing (`engine.finish`): Parquet and odd CSV layouts."""
+    con = connect()
+    raw = load_file(con, path)
+    return finish(con, raw, _stage(path, raw))
+
+
+def parse(path: Path) -> ParseOutput:
+    """Parse a FOCUS CSV/CSV.gz/Parquet file into billing_charges.
+
+    CSV takes the one-pass typed read of `focus_csv.py` (which hands the rare layouts it does
+    not handle to the general path); Parquet takes the general path.
+    """
+    path = Path(path)
+    with open(path, "rb") as fh:
+        if fh.read(4) == PARQUET_MAGIC:
+            return _parse_general(path)
+    return parse_focus_csv(path, lambda raw: _stage(path, raw), _parse_general)
 
 
 FORMATS = [
