@@ -10,7 +10,7 @@ STAMP := $(VENV)/.synced-$(shell cat uv.lock pyproject.toml | sha256sum | cut -c
 export UV_COMPILE_BYTECODE := 1
 export UV_PYTHON := $(shell command -v $(PYTHON))
 
-.PHONY: setup run test test-fast dashboard browser clean
+.PHONY: setup run test test-fast test-spark dashboard browser java clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -26,17 +26,24 @@ setup: $(STAMP)
 run: setup
 	$(VENV)/bin/gpu-ledger run
 
-test: setup browser
+test: setup browser java
 	$(VENV)/bin/python -m pytest -q
 
+# The Spark lane alone: the bundled samples built on Spark must equal the DuckDB build (issue 11).
+test-spark: setup java
+	$(VENV)/bin/python -m pytest -q -m spark
+
 test-fast: setup
-	$(VENV)/bin/python -m pytest -q -m "not browser and not e2e"
+	$(VENV)/bin/python -m pytest -q -m "not browser and not e2e and not spark"
 
 dashboard: setup
 	$(VENV)/bin/gpu-ledger dashboard
 
 browser:
 	@bash scripts/ensure_chromium.sh
+
+java:
+	@bash scripts/ensure_java.sh
 
 clean:
 	rm -rf $(VENV) $(TOOLS) warehouse/home dbt/target

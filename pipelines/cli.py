@@ -30,12 +30,13 @@ def _set_env(home: Path, inputs: Path | None = None) -> None:
 
 def execute_refresh(
     home: Path, inputs: Path, *, full_refresh: bool = False,
-    backfill_from: str | None = None, backfill_to: str | None = None,
+    backfill_from: str | None = None, backfill_to: str | None = None, engine: str = "duckdb",
 ) -> tuple[bool, str, str]:
     """Run the nightly job once in process; returns (success, run_id, failure reason).
 
     dbt's incremental models rebuild the days new files touched; `backfill_from`/`backfill_to`
     (YYYY-MM-DD, inclusive) add a window of days, `full_refresh` rebuilds them from all raw rows.
+    `engine` runs the dbt transforms on DuckDB (default) or Spark (pipelines/engines.py).
     """
     _set_env(home, inputs)
     home.mkdir(parents=True, exist_ok=True)
@@ -58,7 +59,8 @@ def execute_refresh(
             run_config={
                 "loggers": {"console": {"config": {"log_level": os.environ.get("GPU_LEDGER_LOG_LEVEL", "CRITICAL")}}},
                 "ops": {"ledger_dbt_assets": {"config": {
-                    "full_refresh": full_refresh, "backfill_from": backfill_from, "backfill_to": backfill_to}}},
+                    "full_refresh": full_refresh, "backfill_from": backfill_from, "backfill_to": backfill_to,
+                    "engine": engine}}},
             },
         )
     reasons = []
@@ -134,6 +136,7 @@ def run(
     to_day: Optional[datetime] = typer.Option(  # noqa: B008
         None, "--to", formats=["%Y-%m-%d"], help="backfill: ... through this one (default: --from)"),
     full_refresh: bool = typer.Option(False, "--full-refresh", help="rebuild every incremental model from all raw rows"),
+    engine: str = typer.Option("duckdb", help="where dbt transforms run: duckdb (embedded) or spark (docs/spark.md)"),
 ) -> None:
     """One refresh: land -> raw -> dbt build -> checks -> publish. Exit 0 only if published.
 
@@ -150,9 +153,14 @@ def run(
     if backfill_from and backfill_to and backfill_to < backfill_from:
         console.print(f"[red]--to {backfill_to} is before --from {backfill_from}[/red]")
         raise typer.Exit(2)
+    from pipelines.engines import ENGINES
+
+    if engine not in ENGINES:
+        console.print(f"[red]--engine {engine}: expected one of {', '.join(ENGINES)}[/red]")
+        raise typer.Exit(2)
     with console.status(f"refreshing {home_dir} from {inputs_dir} ..."):
         ok, run_id, reason = execute_refresh(home_dir, inputs_dir, full_refresh=full_refresh,
-                                             backfill_from=backfill_from, backfill_to=backfill_to)
+                                             backfill_from=backfill_from, backfill_to=backfill_to, engine=engine)
     if not ok:
         console.print(f"[red]refresh failed, publication withheld:[/red] {reason}")
         if (home_dir / "serving.duckdb").exists():

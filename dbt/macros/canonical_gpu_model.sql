@@ -35,7 +35,7 @@
     ] -%}
     case
     {%- for pattern, model in rules %}
-        when regexp_matches(upper(replace({{ expr }}, '_', ' ')), '{{ pattern }}') then '{{ model }}'
+        when {{ gpu_ledger.regex_search("upper(replace(" ~ expr ~ ", '_', ' '))", "'" ~ pattern ~ "'") }} then '{{ model }}'
     {%- endfor %}
     end
 {%- endmacro %}

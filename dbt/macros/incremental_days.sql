@@ -68,3 +68,17 @@
     where loaded_at > (select coalesce(max(x_loaded_at), cast('1900-01-01' as timestamp)) from {{ this }})
     group by file_hash
 {%- endmacro %}
+
+{# How an engine replaces whole days of an incremental model: DuckDB deletes the rebuilt days and
+   inserts them again; Spark overwrites the rebuilt days' partitions (dynamic partition overwrite). #}
+{% macro day_incremental_strategy() -%}
+    {{ return(adapter.dispatch('day_incremental_strategy', 'gpu_ledger')()) }}
+{%- endmacro %}
+{% macro default__day_incremental_strategy() -%}{{ return('delete+insert') }}{%- endmacro %}
+{% macro spark__day_incremental_strategy() -%}{{ return('insert_overwrite') }}{%- endmacro %}
+
+{% macro day_partition_by(column) -%}
+    {{ return(adapter.dispatch('day_partition_by', 'gpu_ledger')(column)) }}
+{%- endmacro %}
+{% macro default__day_partition_by(column) -%}{{ return(none) }}{%- endmacro %}
+{% macro spark__day_partition_by(column) -%}{{ return([column]) }}{%- endmacro %}

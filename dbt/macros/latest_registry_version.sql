@@ -14,7 +14,7 @@ latest_files as (
 ),
 
 final as (
-    select source.* exclude (_loaded_at, _format)
+    select {{ gpu_ledger.star_except(['_loaded_at', '_format'], 'source') }}
     from source
     where _file_hash in (select file_hash from latest_files)
 )

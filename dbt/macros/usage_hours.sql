@@ -1,16 +1,14 @@
 {# Hour buckets an interval [start_at, end_at) touches, one row per bucket start (use in a select list:
-   the engine unnests the list). Empty when the interval has no length. DuckDB generate_series over
-   timestamps; other engines need their own sequence function here. #}
+   one row per bucket). Empty when the interval has no length. #}
 {% macro hour_buckets(start_at, end_at) -%}
-    unnest(generate_series(date_trunc('hour', {{ start_at }}), {{ end_at }} - interval 1 microsecond, interval 1 hour))
+    {{ gpu_ledger.explode_list(gpu_ledger.hour_series("date_trunc('hour', " ~ start_at ~ ")", end_at ~ ' - interval 1 microsecond')) }}
 {%- endmacro %}
 
 {# Hours of [start_at, end_at) that fall inside the hour bucket starting at hour_start. #}
 {% macro overlap_hours(start_at, end_at, hour_start) -%}
     greatest(
-        date_diff('microsecond',
-                  greatest({{ start_at }}, {{ hour_start }}),
-                  least({{ end_at }}, {{ hour_start }} + interval 1 hour)) / 3600000000.0,
+        {{ gpu_ledger.hours_between('greatest(' ~ start_at ~ ', ' ~ hour_start ~ ')',
+                                    'least(' ~ end_at ~ ', ' ~ hour_start ~ ' + interval 1 hour)') }},
         0.0)
 {%- endmacro %}
 
@@ -19,7 +17,7 @@
 {% macro mig_slice_fraction(profile, gpu_model) -%}
     case
         when {{ profile }} is null then 1.0
-        when regexp_matches(lower({{ profile }}), '^[0-9]+g\.') then
+        when {{ gpu_ledger.regex_search('lower(' ~ profile ~ ')', "'^[0-9]+g\.'") }} then
             cast(regexp_extract(lower({{ profile }}), '^([0-9]+)g\.', 1) as double)
             / case when upper(coalesce({{ gpu_model }}, '')) like 'A30%' then 4.0 else 7.0 end
         else 1.0

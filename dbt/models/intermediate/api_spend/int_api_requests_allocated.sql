@@ -11,9 +11,9 @@ teams as (
 ),
 
 team_aliases as (
-    select teams.team_id, lower(trim(json_extract_string(alias.value, '$'))) as match_value
+    select teams.team_id, lower(trim(a.alias)) as match_value
     from {{ ref('stg_registry__teams') }} as teams,
-        json_each(teams.aliases) as alias
+        {{ lateral_explode(json_string_list('teams.aliases')) }} as a(alias)
 ),
 
 api_mappings as (

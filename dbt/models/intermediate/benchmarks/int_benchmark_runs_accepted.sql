@@ -26,16 +26,16 @@ request_stats as (
         count(*) as request_rows,
         count(*) filter (where succeeded) as succeeded_requests,
         count(*) filter (where accepted) as accepted_requests,
-        quantile_cont(ttft_ms, 0.5) filter (where succeeded) as ttft_ms_p50,
-        quantile_cont(ttft_ms, 0.95) filter (where succeeded) as ttft_ms_p95,
-        quantile_cont(ttft_ms, 0.99) filter (where succeeded) as ttft_ms_p99,
-        quantile_cont(tpot_ms, 0.5) filter (where succeeded) as tpot_ms_p50,
-        quantile_cont(tpot_ms, 0.95) filter (where succeeded) as tpot_ms_p95,
-        quantile_cont(tpot_ms, 0.99) filter (where succeeded) as tpot_ms_p99,
+        percentile_cont(0.5) within group (order by ttft_ms) filter (where succeeded) as ttft_ms_p50,
+        percentile_cont(0.95) within group (order by ttft_ms) filter (where succeeded) as ttft_ms_p95,
+        percentile_cont(0.99) within group (order by ttft_ms) filter (where succeeded) as ttft_ms_p99,
+        percentile_cont(0.5) within group (order by tpot_ms) filter (where succeeded) as tpot_ms_p50,
+        percentile_cont(0.95) within group (order by tpot_ms) filter (where succeeded) as tpot_ms_p95,
+        percentile_cont(0.99) within group (order by tpot_ms) filter (where succeeded) as tpot_ms_p99,
         min(tpot_ms) filter (where succeeded) as tpot_ms_min,
-        quantile_cont(e2el_ms, 0.5) filter (where succeeded) as e2el_ms_p50,
-        quantile_cont(e2el_ms, 0.95) filter (where succeeded) as e2el_ms_p95,
-        quantile_cont(e2el_ms, 0.99) filter (where succeeded) as e2el_ms_p99
+        percentile_cont(0.5) within group (order by e2el_ms) filter (where succeeded) as e2el_ms_p50,
+        percentile_cont(0.95) within group (order by e2el_ms) filter (where succeeded) as e2el_ms_p95,
+        percentile_cont(0.99) within group (order by e2el_ms) filter (where succeeded) as e2el_ms_p99
     from requests
     group by run_id
 ),

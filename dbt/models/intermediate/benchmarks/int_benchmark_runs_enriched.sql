@@ -26,8 +26,8 @@ workloads as (
         model_params_b,
         precision,
         context_window,
-        lower(json_extract_string(benchmark_match, '$.model_id')) as match_model_id,
-        lower(json_extract_string(benchmark_match, '$.memory_fit_model_id')) as memory_fit_model_id
+        lower({{ json_text('benchmark_match', "'model_id'") }}) as match_model_id,
+        lower({{ json_text('benchmark_match', "'memory_fit_model_id'") }}) as memory_fit_model_id
     from {{ ref('stg_registry__workloads') }}
 ),
 
@@ -56,7 +56,7 @@ runs_kept as (
     from runs
     where not (
         runs.source_format = 'vllm_nightly_table'
-        and exists (select 1 from per_run_files where ends_with(per_run_files.stem, lower(runs.run_label)))
+        and exists (select 1 from per_run_files where right(per_run_files.stem, length(runs.run_label)) = lower(runs.run_label))
     )
 ),
 
@@ -118,7 +118,7 @@ final as (
         case
             when resolved.run_vm_sku is not null
                 then coalesce(resolved.cloud, resolved.backend_or_provider, '(unknown)') || ' / ' || resolved.run_vm_sku
-                     || ' x ' || cast(coalesce(resolved.run_vm_count, 1) as varchar)
+                     || ' x ' || cast(coalesce(resolved.run_vm_count, 1) as string)
             when resolved.hardware is not null
                 then coalesce(resolved.backend_or_provider, '(unknown)') || ' / ' || resolved.hardware
             else coalesce(resolved.backend_or_provider, resolved.tool) || ' / ' || coalesce(resolved.model_id, '(unknown model)')

@@ -23,34 +23,44 @@ mappings as (
 ),
 
 key_lists as (
-    select 'team' as dimension, from_json(value -> 'team', '["VARCHAR"]') as keys from policies
+    select 'team' as dimension, {{ json_string_list(json_member('value', "'team'")) }} as keys from policies
     union all
-    select 'workload', from_json(value -> 'workload', '["VARCHAR"]') from policies
+    select 'workload', {{ json_string_list(json_member('value', "'workload'")) }} from policies
     union all
-    select 'environment', from_json(value -> 'environment', '["VARCHAR"]') from policies
+    select 'environment', {{ json_string_list(json_member('value', "'environment'")) }} from policies
 ),
 
-key_rank as (
-    select dimension, lower(trim(unnest(keys))) as tag_key, generate_subscripts(keys, 1) as key_rank
+key_positions as (
+    select dimension, {{ explode_with_position('keys', 'key_name', 'key_rank') }}
     from key_lists
 ),
 
-charge_tags as (
-    select charges.charge_key, lower(trim(t.key)) as tag_key, trim(t.value ->> '$') as tag_value
-    from charges, json_each(charges.Tags) as t
+key_rank as (
+    select dimension, lower(trim(key_name)) as tag_key, key_rank
+    from key_positions
+),
+
+charge_tag_keys as (
+    select charges.charge_key, charges.Tags, {{ json_keys_exploded('charges.Tags') }} as raw_key
+    from charges
     where charges.Tags is not null
+),
+
+charge_tags as (
+    select charge_key, lower(trim(raw_key)) as tag_key, trim({{ json_text('Tags', 'raw_key') }}) as tag_value
+    from charge_tag_keys
 ),
 
 team_names as (
     select lower(team_id) as match_value, team_id from teams
     union
-    select lower(trim(unnest(from_json(aliases, '["VARCHAR"]')))), team_id from teams
+    select lower(trim(a.alias)), team_id from teams, {{ lateral_explode(json_string_list('teams.aliases')) }} as a(alias)
     union
     select match_value, team_id from mappings where kind = 'tag_value' and team_id is not null
 ),
 
 team_from_tags as (
-    select charge_tags.charge_key, arg_min(team_names.team_id, key_rank.key_rank) as team_id
+    select charge_tags.charge_key, min_by(team_names.team_id, key_rank.key_rank) as team_id
     from charge_tags
     inner join key_rank on key_rank.dimension = 'team' and key_rank.tag_key = charge_tags.tag_key
     inner join team_names on team_names.match_value = lower(charge_tags.tag_value)
@@ -58,7 +68,7 @@ team_from_tags as (
 ),
 
 workload_from_tags as (
-    select charge_tags.charge_key, arg_min(workloads.workload_id, key_rank.key_rank) as workload_id
+    select charge_tags.charge_key, min_by(workloads.workload_id, key_rank.key_rank) as workload_id
     from charge_tags
     inner join key_rank on key_rank.dimension = 'workload' and key_rank.tag_key = charge_tags.tag_key
     inner join workloads on lower(workloads.workload_id) = lower(charge_tags.tag_value)
@@ -66,7 +76,7 @@ workload_from_tags as (
 ),
 
 environment_from_tags as (
-    select charge_tags.charge_key, arg_min(lower(charge_tags.tag_value), key_rank.key_rank) as environment
+    select charge_tags.charge_key, min_by(lower(charge_tags.tag_value), key_rank.key_rank) as environment
     from charge_tags
     inner join key_rank on key_rank.dimension = 'environment' and key_rank.tag_key = charge_tags.tag_key
     group by all

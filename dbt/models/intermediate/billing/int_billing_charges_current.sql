@@ -19,13 +19,13 @@ charge_delivery as (
 
 latest_delivery as (
     select ProviderName, BillingAccountId, BillingPeriodStart, x_source_format,
-           arg_max(delivery_run_id, delivery_loaded_at) as delivery_run_id
+           max_by(delivery_run_id, delivery_loaded_at) as delivery_run_id
     from charge_delivery
     group by all
 ),
 
 final as (
-    select charge_delivery.* exclude (delivery_loaded_at)
+    select {{ star_except(['delivery_loaded_at'], 'charge_delivery') }}
     from charge_delivery
     inner join latest_delivery
         on charge_delivery.delivery_run_id = latest_delivery.delivery_run_id

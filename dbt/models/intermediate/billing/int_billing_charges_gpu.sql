@@ -3,7 +3,7 @@
 -- so billed GPU-hours can be compared with used GPU-hours.
 with charges as (
     select charge_key, ProviderName, ChargeDescription, ResourceName, ResourceType, SkuPriceDetails,
-           cast(x_extra as varchar) as extra, ConsumedQuantity, ConsumedUnit
+           cast(x_extra as string) as extra, ConsumedQuantity, ConsumedUnit
     from {{ ref('int_billing_charges_current') }}
 ),
 
@@ -15,11 +15,8 @@ tokens as (
     select distinct charge_key, lower(token) as token
     from (
         select charge_key,
-               unnest(regexp_extract_all(
-                   concat_ws(' ', ChargeDescription, ResourceName, ResourceType, SkuPriceDetails, extra),
-                   '(standard_[a-z0-9_]+|[a-z][a-z0-9-]*\.[0-9]*x?(?:large|medium|small|metal)|bm\.gpu[a-z0-9.-]*|vm\.gpu[a-z0-9.-]*|a[0-9]-(?:highgpu|megagpu|ultragpu)-[0-9]+g)',
-                   1, 'i'
-               )) as token
+               {{ explode_list("regexp_extract_all(concat_ws(' ', ChargeDescription, ResourceName, ResourceType, SkuPriceDetails, extra), "
+                   ~ "'(?i)(standard_[a-z0-9_]+|[a-z][a-z0-9-]*\\.[0-9]*x?(?:large|medium|small|metal)|bm\\.gpu[a-z0-9.-]*|vm\\.gpu[a-z0-9.-]*|a[0-9]-(?:highgpu|megagpu|ultragpu)-[0-9]+g)', 1)") }} as token
         from charges
     )
 ),
@@ -33,9 +30,10 @@ provider_names as (
 
 matched as (
     select tokens.charge_key,
-           arg_max(instance_map.gpu_model, length(instance_map.sku)) as gpu_model,
-           arg_max(instance_map.gpu_count, length(instance_map.sku)) as gpu_count,
-           arg_max(instance_map.sku, length(instance_map.sku)) as instance_type
+           -- the longest SKU named wins; equal lengths are decided by name, so every engine agrees
+           max_by(instance_map.gpu_model, lpad(cast(length(instance_map.sku) as string), 4, '0') || instance_map.sku) as gpu_model,
+           max_by(instance_map.gpu_count, lpad(cast(length(instance_map.sku) as string), 4, '0') || instance_map.sku) as gpu_count,
+           max_by(instance_map.sku, lpad(cast(length(instance_map.sku) as string), 4, '0') || instance_map.sku) as instance_type
     from tokens
     inner join charges on charges.charge_key = tokens.charge_key
     inner join provider_names on provider_names.provider_name = lower(charges.ProviderName)

@@ -11,23 +11,34 @@ mandatory as (
     select * from {{ ref('focus_mandatory_columns') }}
 ),
 
+{%- set counted = [] %}
+{%- if execute %}
+    {%- for column in adapter.get_columns_in_relation(source('billing', 'billing_charges')) %}
+        {%- if column.name not in ('_file_hash', 'x_focus_version', '_source_file', 'x_source_format') %}
+            {%- do counted.append(column.name) %}
+        {%- endif %}
+    {%- endfor %}
+{%- endif %}
+
 non_null_counts as (
-    -- DuckDB COLUMNS(*): one non-null count per raw column, keeping the column's name.
+    -- one non-null count per raw column (the column list is read from the table at run time)
     select
         _file_hash as x_file_hash,
         x_focus_version,
-        any_value(_source_file) as x_source_file,
-        any_value(x_source_format) as x_source_format,
-        count(*) as x_rows,
-        count(columns(* exclude (_file_hash, x_focus_version, _source_file, x_source_format)))
+        min(_source_file) as x_source_file,
+        min(x_source_format) as x_source_format,
+        count(*) as x_rows
+        {%- for name in counted %},
+        count({{ name }}) as {{ name }}
+        {%- endfor %}
     from charges
     group by _file_hash, x_focus_version
 ),
 
 per_column as (
-    unpivot non_null_counts
-    on columns(* exclude (x_file_hash, x_focus_version, x_source_file, x_source_format, x_rows))
-    into name column_name value non_null_rows
+    select x_file_hash, x_focus_version, x_source_file, x_source_format, x_rows, column_name, non_null_rows
+    from non_null_counts
+    unpivot (non_null_rows for column_name in ({{ counted | join(', ') if counted else '_no_column' }}))
 ),
 
 final as (

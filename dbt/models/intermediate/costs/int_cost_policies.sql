@@ -6,18 +6,18 @@ with policies as (
 
 final as (
     select
-        coalesce((select cast(value ->> 'amount' as decimal(38, 12)) from policies where policy = 'platform_labor_monthly'), 0)
+        coalesce((select cast({{ json_text('value', "'amount'") }} as decimal(38, 12)) from policies where policy = 'platform_labor_monthly'), 0)
             as platform_labor_monthly,
-        coalesce((select upper(value ->> 'currency') from policies where policy = 'platform_labor_monthly'), 'USD')
+        coalesce((select upper({{ json_text('value', "'currency'") }}) from policies where policy = 'platform_labor_monthly'), 'USD')
             as platform_labor_currency,
-        coalesce((select cast(value ->> 'amount' as decimal(38, 12)) from policies where policy = 'operator_hourly_rate'), 0)
+        coalesce((select cast({{ json_text('value', "'amount'") }} as decimal(38, 12)) from policies where policy = 'operator_hourly_rate'), 0)
             as operator_hourly_rate,
-        coalesce((select cast(value ->> 'amount' as decimal(38, 12)) from policies where policy = 'moderation_cost_per_asset'), 0)
+        coalesce((select cast({{ json_text('value', "'amount'") }} as decimal(38, 12)) from policies where policy = 'moderation_cost_per_asset'), 0)
             as moderation_cost_per_asset,
-        coalesce((select cast(value ->> '$' as double) from policies where policy = 'observability_share'), 0)
+        coalesce((select cast({{ json_scalar_text('value') }} as double) from policies where policy = 'observability_share'), 0)
             as observability_share,
-        coalesce((select value ->> '$' from policies where policy = 'default_provider'), 'aws') as default_provider,
-        coalesce((select value ->> '$' from policies where policy = 'idle_policy'), 'separate') as idle_policy,
+        coalesce((select {{ json_scalar_text('value') }} from policies where policy = 'default_provider'), 'aws') as default_provider,
+        coalesce((select {{ json_scalar_text('value') }} from policies where policy = 'idle_policy'), 'separate') as idle_policy,
         coalesce((select value from policies where policy = 'reference_regions'), '{}') as reference_regions,
         coalesce((select value from policies where policy = 'pricing_category_factors'), '{}') as pricing_category_factors
 )

@@ -32,7 +32,7 @@ serving as (
 work as (
     select 'benchmark' as basis, workload_id, 'benchmark_run' as source_kind, run_id as source_ref,
            run_started_at as event_at, provider, gpu_model, pricing_category, 'gpu_compute' as component,
-           duration_s / 3600.0 * gpu_count * (1 - failed_share) as gpu_hours, cast(null as varchar) as cause
+           duration_s / 3600.0 * gpu_count * (1 - failed_share) as gpu_hours, cast(null as string) as cause
     from serving
     union all
     select 'benchmark', workload_id, 'benchmark_run', run_id, run_started_at, provider, gpu_model, pricing_category,
@@ -82,7 +82,7 @@ work as (
 final as (
     select
         md5(basis || '|' || source_kind || '|' || source_ref || '|' || component || '|' || cast(row_number() over (
-            partition by basis, source_kind, source_ref, component order by gpu_hours) as varchar)) as event_id,
+            partition by basis, source_kind, source_ref, component order by gpu_hours) as string)) as event_id,
         basis,
         workload_id,
         source_kind,

@@ -27,9 +27,9 @@ candidates as (
         rates.price_per_gpu_hour,
         rates.provider = events.provider as same_provider,
         rates.pricing_category = events.pricing_category as same_category,
-        rates.region = (policies.reference_regions ->> rates.provider) as reference_region,
+        rates.region = {{ json_text('policies.reference_regions', 'rates.provider') }} as reference_region,
         rates.valid_from <= events.event_at and (rates.valid_to is null or events.event_at < rates.valid_to) as valid_then,
-        abs(epoch(events.event_at) - epoch(rates.valid_from)) as seconds_away
+        abs({{ seconds_between('rates.valid_from', 'events.event_at') }}) as seconds_away
     from events
     cross join policies
     inner join rates
@@ -57,7 +57,7 @@ final as (
         case
             when best.same_category then best.price_per_gpu_hour
             else cast(best.price_per_gpu_hour * coalesce(
-                cast(policies.pricing_category_factors ->> events.pricing_category as decimal(10, 6)), 1) as decimal(38, 12))
+                cast({{ json_text('policies.pricing_category_factors', 'events.pricing_category') }} as decimal(10, 6)), 1) as decimal(38, 12))
         end as rate_per_gpu_hour,
         'USD' as currency,
         concat_ws('; ',

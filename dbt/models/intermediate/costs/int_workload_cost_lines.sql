@@ -95,20 +95,19 @@ active_months as (
 
 assumption_items as (
     select workloads.workload_id, keys.key,
-           cast(workloads.assumptions ->> keys.key as decimal(38, 12)) as amount,
+           cast({{ json_text('workloads.assumptions', 'keys.key') }} as decimal(38, 12)) as amount,
            case keys.key when 'storage_monthly' then 'storage' when 'network_monthly' then 'network'
                          else 'serving_stack' end as component
     from workloads
-    cross join (
-        select unnest(['storage_monthly', 'network_monthly', 'serving_stack_monthly', 'gateway_monthly']) as key
-    ) as keys
+    cross join (values ('storage_monthly'), ('network_monthly'), ('serving_stack_monthly'), ('gateway_monthly'))
+        as keys(key)
 ),
 
 assumed as (
     -- Monthly amounts the team states in the registry (USD), charged to every month it was active.
     select 'production' as basis, active_months.workload_id, active_months.period, active_months.currency,
            items.component, {{ money('items.amount') }} as amount, 'registry_assumption' as source_kind,
-           active_months.workload_id || ':' || cast(active_months.period as varchar) || ':' || items.key as source_ref,
+           active_months.workload_id || ':' || cast(active_months.period as string) || ':' || items.key as source_ref,
            'workloads.yaml assumptions.' || items.key as detail
     from active_months
     inner join assumption_items as items on items.workload_id = active_months.workload_id
@@ -125,7 +124,7 @@ gpu_compute_months as (
 observability as (
     select 'production' as basis, workload_id, period, currency, 'observability' as component,
            {{ money('gpu_compute * cast(policies.observability_share as decimal(10, 6))') }} as amount,
-           'policy' as source_kind, workload_id || ':' || cast(period as varchar) || ':observability' as source_ref,
+           'policy' as source_kind, workload_id || ':' || cast(period as string) || ':observability' as source_ref,
            'observability_share x GPU compute' as detail
     from gpu_compute_months, policies
     where policies.observability_share > 0
@@ -151,8 +150,8 @@ platform_labor as (
     select 'production' as basis, workload_id, period, policies.platform_labor_currency as currency,
            'platform_labor' as component,
            {{ money('policies.platform_labor_monthly * cast(direct_amount / month_amount as decimal(38, 12))') }} as amount,
-           'policy' as source_kind, workload_id || ':' || cast(period as varchar) || ':platform_labor' as source_ref,
-           'platform_labor_monthly x share of the month''s direct cost' as detail
+           'policy' as source_kind, workload_id || ':' || cast(period as string) || ':platform_labor' as source_ref,
+           'platform_labor_monthly x share of the direct cost of the month' as detail
     from labor_weights, policies
     where month_amount > 0 and policies.platform_labor_monthly > 0
 ),

@@ -48,12 +48,10 @@ classified as (
             resolved.price_unit = 'gpu-hour'
             or coalesce(resolved.gpu_count, 0) > 0
             or resolved.named_gpu_model is not null
-            or (resolved.provider = 'aws' and regexp_matches(lower(resolved.sku), '^(p|g|gr)[0-9]+[a-z0-9-]*\.'))
-            or (resolved.provider = 'azure' and regexp_matches(lower(resolved.sku), '^standard_n[cdvg]'))
-            or regexp_matches(
-                lower(resolved.sku || ' ' || coalesce(resolved.sku_description, '')),
-                'gpu|nvidia|tesla|radeon|instinct|a100|h100|h200|b200|gb200|l40|mi300|rtx|a6000|v100|p100|k80'
-            )
+            or (resolved.provider = 'aws' and {{ regex_search('lower(resolved.sku)', "'^(p|g|gr)[0-9]+[a-z0-9-]*\\.'") }})
+            or (resolved.provider = 'azure' and {{ regex_search('lower(resolved.sku)', "'^standard_n[cdvg]'") }})
+            or {{ regex_search("lower(resolved.sku || ' ' || coalesce(resolved.sku_description, ''))",
+                              "'gpu|nvidia|tesla|radeon|instinct|a100|h100|h200|b200|gb200|l40|mi300|rtx|a6000|v100|p100|k80'") }}
         ) as looks_like_gpu
     from resolved
     left join catalog on resolved.named_gpu_model = catalog.gpu_model

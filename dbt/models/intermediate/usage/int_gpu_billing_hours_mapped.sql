@@ -47,7 +47,7 @@ final as (
         x_workload_id as workload_id,
         instance_hours * gpu_count
             * {{ overlap_hours('ChargePeriodStart', 'ChargePeriodEnd', 'hour_start') }}
-            / (date_diff('microsecond', ChargePeriodStart, ChargePeriodEnd) / 3600000000.0)
+            / {{ hours_between('ChargePeriodStart', 'ChargePeriodEnd') }}
             as billed_gpu_hours
     from hours
 )

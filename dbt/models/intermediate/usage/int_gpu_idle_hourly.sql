@@ -55,7 +55,7 @@ inventory_hours as (
     select
         inventory_capacity.pool_id,
         inventory_capacity.gpu_model,
-        unnest(generate_series(cluster_windows.first_hour, cluster_windows.last_hour, interval 1 hour)) as hour_start,
+        {{ explode_list(hour_series('cluster_windows.first_hour', 'cluster_windows.last_hour')) }} as hour_start,
         inventory_capacity.gpus as billed_gpu_hours,
         'inventory' as capacity_basis
     from inventory_capacity
@@ -75,11 +75,8 @@ telemetry_hours as (
 ),
 
 capacity as (
-    select * from inventory_hours
-    union all by name
-    select * from ledger_hours
-    union all by name
-    select * from telemetry_hours
+    {{ union_all_columns(['inventory_hours', 'ledger_hours', 'telemetry_hours'],
+                         ['pool_id', 'gpu_model', 'hour_start', 'billed_gpu_hours', 'capacity_basis']) }}
 ),
 
 pools_with_usage as (

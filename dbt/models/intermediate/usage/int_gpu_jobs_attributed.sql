@@ -31,11 +31,11 @@ workloads as (
 team_names as (
     select lower(team_id) as match_value, team_id from teams
     union
-    select lower(trim(unnest(from_json(aliases, '["VARCHAR"]')))), team_id from teams
+    select lower(trim(alias)), team_id from teams, {{ lateral_explode(json_string_list('teams.aliases')) }} as a(alias)
 ),
 
 node_groups as (
-    select job_key, unnest(regexp_extract_all(node_list, '[^,\[\]]+(\[[^\]]*\])?')) as node_group
+    select job_key, {{ explode_list(regex_all('node_list', "'[^,\\[\\]]+(\\[[^\\]]*\\])?'")) }} as node_group
     from jobs
     where node_list is not null and node_list not in ('None assigned', '(null)')
 ),
@@ -44,9 +44,9 @@ node_items as (
     select
         job_key,
         regexp_extract(node_group, '^([^\[]*)', 1) as prefix,
-        unnest(case when node_group like '%[%'
-                    then string_split(regexp_extract(node_group, '\[([^\]]*)\]', 1), ',')
-                    else [''] end) as item
+        {{ explode_list("case when node_group like '%[%' then "
+                        ~ split_text("regexp_extract(node_group, '\\[([^\\]]*)\\]', 1)", ",")
+                        ~ " else " ~ list_of(["''"]) ~ " end") }} as item
     from node_groups
 ),
 
@@ -55,20 +55,20 @@ node_numbers as (
         job_key,
         prefix,
         length(split_part(item, '-', 1)) as width,
-        unnest(case when item = '' then [null]
-                    else range(cast(split_part(item, '-', 1) as bigint),
-                               cast(coalesce(nullif(split_part(item, '-', 2), ''), split_part(item, '-', 1)) as bigint) + 1)
-               end) as n
+        {{ explode_list("case when item = '' then " ~ list_of(['cast(null as bigint)'])
+                        ~ " else " ~ int_series("cast(split_part(item, '-', 1) as bigint)",
+                                                "cast(coalesce(nullif(split_part(item, '-', 2), ''), split_part(item, '-', 1)) as bigint)")
+                        ~ " end") }} as n
     from node_items
 ),
 
 nodes_expanded as (
-    select job_key, case when n is null then prefix else prefix || lpad(cast(n as varchar), cast(width as integer), '0') end as node
+    select job_key, case when n is null then prefix else prefix || lpad(cast(n as string), cast(width as integer), '0') end as node
     from node_numbers
 ),
 
 job_nodes as (
-    select job_key, list(distinct node order by node) as nodes
+    select job_key, {{ sorted_distinct_list('node') }} as nodes
     from nodes_expanded
     group by job_key
 ),
@@ -76,7 +76,7 @@ job_nodes as (
 gpu_nodes as (
     select job_nodes.job_key, bool_or(inventory.gpu_count > 0) as on_gpu_node,
            any_value(inventory.gpu_type) filter (where inventory.gpu_count > 0) as node_gpu_type
-    from job_nodes, unnest(job_nodes.nodes) as n(node)
+    from job_nodes, {{ lateral_explode('job_nodes.nodes') }} as n(node)
     inner join inventory on inventory.node = n.node
     group by job_nodes.job_key
 ),
@@ -91,8 +91,10 @@ account_teams as (
 label_values as (
     select
         job_key,
-        lower(trim(coalesce(labels ->> 'team', labels ->> 'label_team', labels ->> 'owner_team'))) as label_team,
-        lower(trim(coalesce(labels ->> 'workload', labels ->> 'workload_id', labels ->> 'label_workload',
+        lower(trim(coalesce({{ json_text('labels', "'team'") }}, {{ json_text('labels', "'label_team'") }},
+                            {{ json_text('labels', "'owner_team'") }}))) as label_team,
+        lower(trim(coalesce({{ json_text('labels', "'workload'") }}, {{ json_text('labels', "'workload_id'") }},
+                            {{ json_text('labels', "'label_workload'") }},
                             comment))) as label_workload,
         lower(trim(comment)) as comment_value
     from jobs
@@ -108,7 +110,7 @@ resolved as (
             node_alias.gpu_model,
             {{ canonical_gpu_model('jobs.gpu_type') }}
         ) as gpu_model,
-        coalesce(jobs.ended_at, jobs.started_at + to_microseconds(cast(jobs.elapsed_s * 1000000 as bigint))) as ended_at_effective,
+        coalesce(jobs.ended_at, {{ add_seconds('jobs.started_at', 'jobs.elapsed_s') }}) as ended_at_effective,
         acct.team_id as account_team_id,
         acct.workload_id as account_workload_id,
         coalesce(label_team.team_id, comment_team.team_id) as label_team_id,
@@ -129,12 +131,12 @@ resolved as (
 
 final as (
     select
-        resolved.* exclude (account_team_id, account_workload_id, label_team_id, label_workload_id),
+        {{ star_except(['account_team_id', 'account_workload_id', 'label_team_id', 'label_workload_id'], 'resolved') }},
         coalesce(resolved.gpu_count, 0) > 0 as has_gpus,
         coalesce(resolved.gpu_count, 0) > 0 or resolved.on_gpu_node as is_gpu_job,
-        greatest(coalesce(len(resolved.nodes), 0), 1) as node_count,
+        greatest(coalesce({{ list_length('resolved.nodes') }}, 0), 1) as node_count,
         coalesce(resolved.gpu_count, 0)
-            * date_diff('microsecond', resolved.started_at, resolved.ended_at_effective) / 3600000000.0
+            * {{ hours_between('resolved.started_at', 'resolved.ended_at_effective') }}
             as allocated_gpu_hours,
         coalesce(resolved.account_workload_id, resolved.label_workload_id) as workload_id,
         coalesce(

@@ -1,6 +1,7 @@
 {{ config(
     materialized='incremental',
-    incremental_strategy='delete+insert',
+    incremental_strategy=gpu_ledger.day_incremental_strategy(),
+    partition_by=gpu_ledger.day_partition_by('sample_date'),
     unique_key='sample_date',
     on_schema_change='fail'
 ) }}

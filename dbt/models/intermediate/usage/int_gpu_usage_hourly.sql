@@ -33,7 +33,7 @@ namespace_teams as (
 ),
 
 job_nodes as (
-    select jobs.*, unnest(coalesce(jobs.nodes, [cast(null as varchar)])) as node
+    select jobs.*, {{ explode_list("coalesce(jobs.nodes, " ~ list_of(['cast(null as string)']) ~ ")") }} as node
     from jobs
 ),
 
@@ -46,7 +46,7 @@ job_hours as (
 -- int_gpu_telemetry_hourly; the GPU model name is resolved here so alias changes apply to all history.
 telemetry_hours as (
     select
-        telemetry_hourly.* exclude (gpu_model_reported, sample_date, x_loaded_at),
+        {{ star_except(['gpu_model_reported', 'sample_date', 'x_loaded_at'], 'telemetry_hourly') }},
         coalesce(aliases.gpu_model, {{ canonical_gpu_model('telemetry_hourly.gpu_model_reported') }}) as gpu_model
     from telemetry_hourly
     left join aliases on aliases.alias = lower(trim(telemetry_hourly.gpu_model_reported))
@@ -99,9 +99,9 @@ job_rows as (
         job_hours.cluster,
         job_hours.node as host,
         job_hours.namespace,
-        cast(null as varchar) as gpu_uuid,
-        cast(null as varchar) as mig_instance_id,
-        cast(null as varchar) as mig_profile,
+        cast(null as string) as gpu_uuid,
+        cast(null as string) as mig_instance_id,
+        cast(null as string) as mig_profile,
         job_hours.gpu_model,
         case when job_hours.scheduler = 'slurm' then inventory.gpu_count end as gpu_capacity,
         job_hours.job_key,
@@ -136,7 +136,7 @@ telemetry_rows as (
         'telemetry' as allocation_key,
         'telemetry' as allocation_basis,
         'telemetry:' || coalesce(telemetry_gpus.host, '(no host)') as pool_id,
-        cast(null as varchar) as cluster,
+        cast(null as string) as cluster,
         telemetry_gpus.host,
         telemetry_gpus.namespace,
         telemetry_gpus.gpu_uuid,
@@ -144,15 +144,15 @@ telemetry_rows as (
         telemetry_gpus.mig_profile,
         telemetry_gpus.gpu_model,
         {{ mig_slice_fraction('telemetry_gpus.mig_profile', 'telemetry_gpus.gpu_model') }} as gpu_capacity,
-        cast(null as varchar) as job_key,
+        cast(null as string) as job_key,
         telemetry_gpus.job_id,
         telemetry_gpus.pod as job_name,
         case when telemetry_gpus.namespace is not null or telemetry_gpus.pod is not null then 'kubernetes' end
             as scheduler,
-        cast(null as varchar) as team_id,
-        cast(null as varchar) as workload_id,
-        cast(null as varchar) as team_basis,
-        cast(null as varchar) as job_state,
+        cast(null as string) as team_id,
+        cast(null as string) as workload_id,
+        cast(null as string) as team_basis,
+        cast(null as string) as job_state,
         case when telemetry_gpus.busy_samples > 0 then 'running' else 'unallocated' end as outcome,
         {{ mig_slice_fraction('telemetry_gpus.mig_profile', 'telemetry_gpus.gpu_model') }}
             * telemetry_gpus.busy_samples / telemetry_gpus.sample_count as allocated_gpu_hours,
@@ -170,7 +170,7 @@ telemetry_rows as (
 
 telemetry_owned as (
     select
-        telemetry_rows.* exclude (team_id, workload_id, team_basis),
+        {{ star_except(['team_id', 'workload_id', 'team_basis'], 'telemetry_rows') }},
         coalesce(namespace_teams.team_id, '(unallocated)') as team_id,
         namespace_teams.workload_id,
         case when namespace_teams.team_id is not null then 'namespace' else 'none' end as team_basis
@@ -179,9 +179,11 @@ telemetry_owned as (
 ),
 
 unioned as (
-    select * from job_rows
-    union all by name
-    select * from telemetry_owned
+    {{ union_all_columns(['job_rows', 'telemetry_owned'], [
+        'gpu_key', 'hour_start', 'allocation_key', 'allocation_basis', 'pool_id', 'cluster', 'host', 'namespace',
+        'gpu_uuid', 'mig_instance_id', 'mig_profile', 'gpu_model', 'gpu_capacity', 'job_key', 'job_id', 'job_name',
+        'scheduler', 'team_id', 'workload_id', 'team_basis', 'job_state', 'outcome', 'allocated_gpu_hours',
+        'util_pct', 'util_basis', 'memory_used_mib', 'sample_count']) }}
 ),
 
 final as (

@@ -21,7 +21,7 @@ final as (
         observed_at as valid_from,
         lead(observed_at) over (
             partition by model_key
-            order by list_transform(string_split(catalog_version, '.'), v -> try_cast(v as integer)), observed_at
+            order by {{ version_sort_key('catalog_version') }}, observed_at
         ) as valid_to,
         max_input_tokens,
         max_output_tokens

@@ -18,13 +18,13 @@ aliases as (
 ),
 
 memory_fit as (
-    select tests.* exclude (gpu_model), coalesce(aliases.gpu_model, tests.gpu_model) as gpu_model
+    select {{ star_except(['gpu_model'], 'tests') }}, coalesce(aliases.gpu_model, tests.gpu_model) as gpu_model
     from {{ ref('stg_benchmarks__memory_fit_tests') }} as tests
     left join aliases on lower(trim(tests.gpu_model_as_written)) = aliases.alias
 ),
 
 ops as (
-    select tests.* exclude (gpu_model), coalesce(aliases.gpu_model, tests.gpu_model) as gpu_model
+    select {{ star_except(['gpu_model'], 'tests') }}, coalesce(aliases.gpu_model, tests.gpu_model) as gpu_model
     from {{ ref('stg_benchmarks__ops_tests') }} as tests
     left join aliases on lower(trim(tests.gpu_model_as_written)) = aliases.alias
 ),
@@ -54,7 +54,7 @@ ops_summary as (
         gpu_model,
         count(*) as ops_tests,
         count(*) filter (where succeeded) as ops_tests_passed,
-        string_agg(distinct kind, ', ' order by kind) filter (where not succeeded) as ops_failed_kinds,
+        {{ sorted_distinct_join('kind', ', ', 'not succeeded') }} as ops_failed_kinds,
         max(seconds) filter (where kind = 'cold_start') as cold_start_s,
         max(seconds) filter (where kind = 'model_load') as model_load_s
     from ops
@@ -128,7 +128,7 @@ final as (
         ops_summary.cold_start_s,
         ops_summary.model_load_s,
         case when ops_summary.ops_tests is not null then
-            cast(ops_summary.ops_tests_passed as varchar) || '/' || cast(ops_summary.ops_tests as varchar) || ' passed'
+            cast(ops_summary.ops_tests_passed as string) || '/' || cast(ops_summary.ops_tests as string) || ' passed'
             || coalesce('; failed: ' || ops_summary.ops_failed_kinds, '')
         end as ops_test_summary,
         runs.model_params_b,

@@ -62,7 +62,7 @@ totals as (
 
 final as (
     select
-        * exclude (x_source_file),
+        {{ star_except(['x_source_file']) }},
         {{ money('x_purchase_billed_cost - x_purchase_effective_cost') }} as x_purchase_amortised_cost,
         case when x_status_lines > 0
              then {{ safe_unit_cost('100 * x_used_cost', 'x_used_cost + x_unused_cost') }}

@@ -13,7 +13,7 @@ policies as (
 ),
 
 target as (
-    select coalesce((select cast(value ->> '$' as double) from {{ ref('stg_registry__policies') }}
+    select coalesce((select cast({{ json_scalar_text('value') }} as double) from {{ ref('stg_registry__policies') }}
                      where policy = 'serving_target_utilisation'), 0.6) as utilisation
 ),
 
@@ -126,7 +126,7 @@ gpu_rows as (
 
 gpu_costed as (
     select
-        gpu_rows.workload_id, basis, route_kind, provider || ' ' || gpu_model || ' x' || cast(gpu_count as varchar)
+        gpu_rows.workload_id, basis, route_kind, provider || ' ' || gpu_model || ' x' || cast(gpu_count as string)
             || ' (' || sku || ')' as candidate,
         provider, gpu_model, gpu_count, pricing_category,
         coalesce(quality.monthly_accepted_demand, goodput_per_hour * 730 * target.utilisation) as accepted_outputs,
@@ -144,10 +144,10 @@ gpu_costed as (
 
 api_routes as (
     select workloads.workload_id,
-           route ->> 'model_key' as model_key,
-           route ->> 'benchmark_model_id' as benchmark_model_id
+           {{ json_text('route', "'model_key'") }} as model_key,
+           {{ json_text('route', "'benchmark_model_id'") }} as benchmark_model_id
     from workloads,
-         (select unnest(from_json(benchmark_match -> 'api_routes', '["JSON"]')) as route) as routes
+         {{ lateral_explode(json_object_list(json_member('workloads.benchmark_match', "'api_routes'"))) }} as routes(route)
 ),
 
 api_prices as (
@@ -171,7 +171,7 @@ api_rows as (
         'api' as route_kind,
         'API ' || api_routes.model_key as candidate,
         api_prices.provider,
-        cast(null as varchar) as gpu_model, cast(null as integer) as gpu_count, 'per-token' as pricing_category,
+        cast(null as string) as gpu_model, cast(null as integer) as gpu_count, 'per-token' as pricing_category,
         coalesce(quality.monthly_accepted_demand, 0) as accepted_outputs,
         coalesce(quality.quality_acceptance, 1) as quality_acceptance,
         (coalesce(workloads.mean_input_tokens, 0) * api_prices.input_cost_per_1m_tokens
@@ -191,17 +191,17 @@ api_rows as (
 
 monthly_extras as (
     select workload_id,
-           coalesce(cast(assumptions ->> 'storage_monthly' as double), 0)
-               + coalesce(cast(assumptions ->> 'network_monthly' as double), 0) as storage_network,
-           coalesce(cast(assumptions ->> 'serving_stack_monthly' as double), 0) as serving_stack,
-           coalesce(cast(assumptions ->> 'gateway_monthly' as double), 150) as gateway
+           coalesce(cast({{ json_text('assumptions', "'storage_monthly'") }} as double), 0)
+               + coalesce(cast({{ json_text('assumptions', "'network_monthly'") }} as double), 0) as storage_network,
+           coalesce(cast({{ json_text('assumptions', "'serving_stack_monthly'") }} as double), 0) as serving_stack,
+           coalesce(cast({{ json_text('assumptions', "'gateway_monthly'") }} as double), 150) as gateway
     from workloads
 ),
 
 labour as (
     -- Self-hosting carries the platform labour the workload bears today (latest production month);
     -- an API route carries only its gateway upkeep (the guide's "lower ops estimate").
-    select workload_id, arg_max(platform_labor, period) as platform_labor
+    select workload_id, max_by(platform_labor, period) as platform_labor
     from {{ ref('fct_workload_unit_cost') }}
     where basis = 'production'
     group by all
@@ -215,7 +215,7 @@ combined as (
            monthly_extras.storage_network + monthly_extras.serving_stack as storage_network,
            coalesce(cast(labour.platform_labor as double), 0) as platform_labor,
            p95_latency_ms, memory_margin_pct, meets_slo,
-           'replicas ' || cast(replicas as varchar) || ' at ' || cast(round(price_per_gpu_hour, 4) as varchar)
+           'replicas ' || cast(replicas as string) || ' at ' || cast(round(price_per_gpu_hour, 4) as string)
                || ' $/GPU-h; goodput ' || case when basis = 'measured' then 'measured (run ' || run_id || ')'
                                                else 'projected from run ' || run_id || ' by memory bandwidth' end as notes
     from gpu_costed

@@ -50,7 +50,7 @@ base as (
         workloads.operating_boundary,
         coalesce(usage.measured_utilisation,
                  best_gpu.accepted_outputs / nullif(best_gpu.accepted_outputs, 0)
-                 * (select coalesce(cast(value ->> '$' as double), 0.6) from {{ ref('stg_registry__policies') }}
+                 * (select coalesce(cast({{ json_scalar_text('value') }} as double), 0.6) from {{ ref('stg_registry__policies') }}
                     where policy = 'serving_target_utilisation')) as utilisation,
         case when usage.measured_utilisation is not null then 'measured (usage)' else 'Stage-4 sizing target' end
             as utilisation_basis,
@@ -68,28 +68,30 @@ options as (
     union all
     select base.workload_id, category.key, category.factor,
            on_demand_full_month * category.factor,
-           'on-demand x ' || category.key || ' factor ' || cast(category.factor as varchar) || ', billed every hour'
+           'on-demand x ' || category.key || ' factor ' || cast(category.factor as string) || ', billed every hour'
     from base
     cross join policies
-    cross join lateral (
-        select key, cast(policies.pricing_category_factors ->> key as double) as factor
-        from (select unnest(['spot', 'reserved-1y', 'reserved-3y']) as key)
+    cross join (
+        select category_keys.key,
+               cast({{ json_text('factors.pricing_category_factors', 'category_keys.key') }} as double) as factor
+        from (values ('spot'), ('reserved-1y'), ('reserved-3y')) as category_keys(key)
+        cross join policies as factors
     ) as category
     where category.factor is not null
     union all
     select base.workload_id, 'owned',
            owned_month / nullif(on_demand_full_month, 0),
            owned_month,
-           'capex / ' || cast(amortisation as varchar) || ' months + power + operations'
+           'capex / ' || cast(amortisation as string) || ' months + power + operations'
     from (
         select base.*,
-               cast(owned.owned_hardware ->> 'amortisation_months' as double) as amortisation,
+               cast({{ json_text('owned.owned_hardware', "'amortisation_months'") }} as double) as amortisation,
                gpus_needed * (
-                   cast(owned.owned_hardware -> 'capex_per_gpu' ->> base.gpu_model as double)
-                       / cast(owned.owned_hardware ->> 'amortisation_months' as double)
-                   + gpus.tdp_w / 1000.0 * 730 * cast(owned.owned_hardware ->> 'pue' as double)
-                       * cast(owned.owned_hardware ->> 'electricity_per_kwh' as double)
-                   + cast(owned.owned_hardware ->> 'ops_per_gpu_month' as double)
+                   cast({{ json_text(json_member('owned.owned_hardware', "'capex_per_gpu'"), 'base.gpu_model') }} as double)
+                       / cast({{ json_text('owned.owned_hardware', "'amortisation_months'") }} as double)
+                   + gpus.tdp_w / 1000.0 * 730 * cast({{ json_text('owned.owned_hardware', "'pue'") }} as double)
+                       * cast({{ json_text('owned.owned_hardware', "'electricity_per_kwh'") }} as double)
+                   + cast({{ json_text('owned.owned_hardware', "'ops_per_gpu_month'") }} as double)
                ) as owned_month
         from base
         cross join owned

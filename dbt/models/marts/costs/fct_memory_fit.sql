@@ -40,8 +40,8 @@ shapes as (
 loads as (
     select shapes.*, concurrency.n as concurrency
     from shapes
-    inner join workloads using (workload_id)
-    cross join lateral (select unnest(list_distinct([1, coalesce(cast(workloads.concurrency as integer), 1)])) as n) as concurrency
+    inner join workloads using (workload_id),
+    {{ lateral_explode(list_distinct(list_of(['1', 'coalesce(cast(workloads.concurrency as integer), 1)']))) }} as concurrency(n)
 ),
 
 estimates as (
@@ -60,7 +60,7 @@ estimates as (
         counts.gpu_count * gpus.memory_gb * {{ serving_cap }} as available_gb
     from loads
     cross join gpus
-    cross join (select unnest([1, 2, 4, 8]) as gpu_count) as counts
+    cross join (values (1), (2), (4), (8)) as counts(gpu_count)
 ),
 
 final as (

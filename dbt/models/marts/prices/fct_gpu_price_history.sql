@@ -107,7 +107,7 @@ final as (
     select
         md5(
             provider || '|' || sku || '|' || coalesce(region, '') || '|' || pricing_category || '|'
-            || currency || '|' || cast(valid_from as varchar)
+            || currency || '|' || {{ ts_text('valid_from') }}
         ) as price_interval_id,
         provider,
         sku,

@@ -1,2 +1,2 @@
 -- Teams with their budgets, as published for chargeback and reports.
-select * exclude (_file_hash, _source_file, _source_line) from {{ ref('stg_registry__teams') }}
+select {{ star_except(['_file_hash', '_source_file', '_source_line']) }} from {{ ref('stg_registry__teams') }}

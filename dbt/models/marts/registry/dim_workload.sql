@@ -8,7 +8,7 @@ teams as (
 ),
 
 final as (
-    select workloads.* exclude (_file_hash, _source_file, _source_line), teams.team_name
+    select {{ star_except(['_file_hash', '_source_file', '_source_line'], 'workloads') }}, teams.team_name
     from workloads
     left join teams using (team_id)
 )

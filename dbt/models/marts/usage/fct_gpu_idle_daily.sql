@@ -17,7 +17,7 @@ final as (
         sum(allocated_idle_gpu_hours) as allocated_idle_gpu_hours,
         sum(idle_gpu_hours) as idle_gpu_hours,
         sum(over_allocation_gpu_hours) as over_allocation_gpu_hours,
-        string_agg(distinct idle_flag, '; ' order by idle_flag) as idle_flags,
+        {{ sorted_distinct_join('idle_flag', '; ') }} as idle_flags,
         count(*) filter (where idle_flag is not null) as flagged_hours,
         case when sum(measured_gpu_hours) > 0
              then 100.0 * sum(used_gpu_hours) / sum(measured_gpu_hours) end as utilisation_pct

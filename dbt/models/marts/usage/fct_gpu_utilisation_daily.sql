@@ -80,7 +80,7 @@ capacity_rows as (
     select
         hour_start,
         '(unallocated)' as team_id,
-        cast(null as varchar) as workload_id,
+        cast(null as string) as workload_id,
         gpu_model,
         unallocated_idle_gpu_hours as billed_gpu_hours,
         0.0 as allocated_gpu_hours,
@@ -94,11 +94,9 @@ capacity_rows as (
 ),
 
 unioned as (
-    select * from usage_rows
-    union all by name
-    select * from ledger_rows
-    union all by name
-    select * from capacity_rows
+    {{ union_all_columns(['usage_rows', 'ledger_rows', 'capacity_rows'], [
+        'hour_start', 'team_id', 'workload_id', 'gpu_model', 'billed_gpu_hours', 'allocated_gpu_hours',
+        'used_gpu_hours', 'measured_gpu_hours', 'idle_gpu_hours', 'failed_job_gpu_hours', 'cancelled_job_gpu_hours']) }}
 ),
 
 final as (

@@ -16,7 +16,7 @@ deduplicated as (
 
 final as (
     select
-        md5(concat_ws('|', provider, bucket_start, bucket_end, line_item, cost_type, token_type, model,
+        md5(concat_ws('|', provider, {{ ts_text('bucket_start') }}, {{ ts_text('bucket_end') }}, line_item, cost_type, token_type, model,
                       project_id, workspace_id, api_key_id, currency)) as cost_line_key,
         lower(provider) as provider,
         bucket_start,

@@ -3,8 +3,9 @@
 -- missing version is taken from the original name (_source_file) the same way (`v1.55.0` -> 1.55.0).
 with source as (
     select
-        * replace (coalesce(catalog_version,
-                            nullif(regexp_extract(_source_file, 'v([0-9]+\.[0-9]+\.[0-9]+)', 1), '')) as catalog_version)
+        {{ star_except(['catalog_version']) }},
+        coalesce(catalog_version,
+                 nullif(regexp_extract(_source_file, 'v([0-9]+\.[0-9]+\.[0-9]+)', 1), '')) as catalog_version
     from {{ source('api_spend', 'api_model_prices') }}
 ),
 

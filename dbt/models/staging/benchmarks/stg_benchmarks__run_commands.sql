@@ -25,10 +25,15 @@ renamed as (
     from source
 ),
 
-final as (
-    select * exclude (_loaded_at)
+latest as (
+    select *
     from renamed
     qualify row_number() over (partition by result_file_stem order by _loaded_at desc, x_file_hash) = 1
+),
+
+final as (
+    select {{ star_except(['_loaded_at']) }}
+    from latest
 )
 
 select * from final

@@ -8,7 +8,7 @@ with source as (
 
 final as (
     select
-        _file_hash || ':' || cast(_source_line as varchar) as charge_key,
+        _file_hash || ':' || cast(_source_line as string) as charge_key,
         BilledCost, EffectiveCost, ListCost, ContractedCost, ListUnitPrice, ContractedUnitPrice,
         ConsumedQuantity, PricingQuantity, CommitmentDiscountQuantity,
         BillingPeriodStart, BillingPeriodEnd, ChargePeriodStart, ChargePeriodEnd,

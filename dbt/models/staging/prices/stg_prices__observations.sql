@@ -42,8 +42,8 @@ final as (
     select
         md5(
             provider || '|' || sku || '|' || coalesce(region, '') || '|' || pricing_category || '|'
-            || currency || '|' || price_unit || '|' || cast(price as varchar) || '|'
-            || cast(observed_at as varchar)
+            || currency || '|' || price_unit || '|' || cast(price as string) || '|'
+            || {{ ts_text('observed_at') }}
         ) as observation_id,
         provider,
         sku,

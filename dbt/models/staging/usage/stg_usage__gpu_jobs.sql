@@ -8,7 +8,7 @@ with source as (
 keyed as (
     select
         scheduler || ':' || coalesce(cluster, '(default)') || ':' || job_id
-            || case when scheduler = 'kubernetes' then '@' || coalesce(cast(started_at as varchar), '') else '' end
+            || case when scheduler = 'kubernetes' then '@' || coalesce({{ ts_text('started_at') }}, '') else '' end
             as job_key,
         *
     from source

@@ -1,0 +1,125 @@
+"""The Parquet lake between DuckDB and another engine (pipelines/lake.py), and the marts comparison
+(pipelines/compare.py) the Spark lane relies on. Fast: DuckDB only."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipelines.compare import compare_marts
+from pipelines.lake import export_sources, import_tables
+
+
+def _ledger(path: Path) -> Path:
+    con = duckdb.connect(str(path))
+    con.execute("create schema raw; create schema audit; create schema marts")
+    con.execute("create table raw.things (id varchar, payload json, seen_at timestamp, amount decimal(38,12), "
+                "tags varchar[])")
+    con.execute("""insert into raw.things values
+        ('a', '{"team": "ml"}', '2025-04-01 10:00:00', 12.290000000001, ['x', 'y']),
+        ('b', null, null, null, null)""")
+    con.execute("create table audit.file_loads (file_hash varchar, rows_loaded bigint)")
+    con.execute("create table raw.empty_family (id varchar)")  # a family with no files yet
+    con.close()
+    return path
+
+
+def test_export_writes_every_raw_and_audit_table_in_portable_types(tmp_path: Path) -> None:
+    db = _ledger(tmp_path / "ledger.duckdb")
+    counts = export_sources(db, tmp_path / "lake")
+    assert counts == {"audit.file_loads": 0, "raw.empty_family": 0, "raw.things": 2}
+    con = duckdb.connect()
+    con.execute("set TimeZone = 'UTC'")
+    types = dict((r[0], r[1]) for r in con.execute(
+        f"describe select * from read_parquet('{tmp_path}/lake/raw/things/*.parquet')").fetchall())
+    # JSON travels as text, naive UTC timestamps as UTC instants, money stays exact.
+    assert types["payload"] == "VARCHAR"
+    assert types["seen_at"] == "TIMESTAMP WITH TIME ZONE"
+    assert types["amount"] == "DECIMAL(38,12)"
+    row = con.execute(f"select payload, cast(seen_at as timestamp), amount, tags from "
+                      f"read_parquet('{tmp_path}/lake/raw/things/*.parquet') where id = 'a'").fetchone()
+    assert row[0] == '{"team": "ml"}'
+    assert str(row[1]) == "2025-04-01 10:00:00"
+    assert row[2] == Decimal("12.290000000001")
+    assert row[3] == ["x", "y"]
+    # An empty table still has a file with its schema (another engine can declare the source).
+    assert con.execute(f"select count(*) from read_parquet('{tmp_path}/lake/raw/empty_family/*.parquet')").fetchone()[0] == 0
+
+
+def test_export_replaces_the_previous_snapshot_whole(tmp_path: Path) -> None:
+    db = _ledger(tmp_path / "ledger.duckdb")
+    export_sources(db, tmp_path / "lake")
+    con = duckdb.connect(str(db))
+    con.execute("drop table raw.empty_family")
+    con.execute("delete from raw.things where id = 'b'")
+    con.close()
+    counts = export_sources(db, tmp_path / "lake")
+    assert counts["raw.things"] == 1
+    assert not (tmp_path / "lake" / "raw" / "empty_family").exists()  # no stale table left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lake", "ledger.duckdb"]  # no temp dirs left
+
+
+def _spark_like_warehouse(root: Path) -> Path:
+    """Parquet laid out the way Spark writes a managed table: <schema>.db/<table>/part-*.parquet."""
+    con = duckdb.connect()
+    con.execute("set TimeZone = 'UTC'")
+    (root / "marts.db" / "fct_x").mkdir(parents=True)
+    con.execute(f"copy (select 'a' as k, timestamptz '2025-04-01 10:00:00+00' as at, 1.005::decimal(38,12) as cost) "
+                f"to '{root}/marts.db/fct_x/part-00000.parquet' (format parquet)")
+    (root / "marts.db" / "_not_a_table").mkdir()
+    return root
+
+
+def test_import_replaces_the_marts_schema_with_naive_utc_timestamps(tmp_path: Path) -> None:
+    db = _ledger(tmp_path / "ledger.duckdb")
+    con = duckdb.connect(str(db))
+    con.execute("create table marts.stale as select 1 as x")
+    con.close()
+    counts = import_tables(_spark_like_warehouse(tmp_path / "wh"), db)
+    assert counts == {"fct_x": 1}
+    con = duckdb.connect(str(db), read_only=True)
+    tables = [r[0] for r in con.execute(
+        "select table_name from information_schema.tables where table_schema = 'marts'").fetchall()]
+    row = con.execute('select k, "at", typeof("at"), cost from marts.fct_x').fetchone()
+    con.close()
+    assert tables == ["fct_x"]
+    assert (row[0], str(row[1]), row[2], row[3]) == ("a", "2025-04-01 10:00:00", "TIMESTAMP", Decimal("1.005"))
+
+
+def test_import_without_a_build_fails_and_keeps_the_marts(tmp_path: Path) -> None:
+    db = _ledger(tmp_path / "ledger.duckdb")
+    con = duckdb.connect(str(db))
+    con.execute("create table marts.kept as select 1 as x")
+    con.close()
+    with pytest.raises(FileNotFoundError):
+        import_tables(tmp_path / "nowhere", db)
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("select x from marts.kept").fetchone() == (1,)
+    con.close()
+
+
+def _marts(path: Path, rows: list[tuple]) -> Path:
+    con = duckdb.connect(str(path))
+    con.execute("create schema marts")
+    con.execute("create table marts.fct (team varchar, cost decimal(38,12), share double, n bigint)")
+    con.executemany("insert into marts.fct values (?, ?, ?, ?)", rows)
+    con.close()
+    return path
+
+
+def test_compare_is_exact_to_the_cent_and_tolerant_below_it(tmp_path: Path) -> None:
+    base = [("ml", Decimal("10.004"), 0.1 + 0.2, 3), ("ops", Decimal("2.5"), 1.0, 1)]
+    expected = _marts(tmp_path / "e.duckdb", base)
+    # Same cents, float noise in the last bits, other row order: equal.
+    same = _marts(tmp_path / "s.duckdb", [("ops", Decimal("2.500000000001"), 1.0, 1), ("ml", Decimal("10.001"), 0.3, 3)])
+    assert all(d.equal for d in compare_marts(expected, same))
+    # A cent apart: different, and the differing rows are named.
+    cent = _marts(tmp_path / "c.duckdb", [("ml", Decimal("10.014"), 0.3, 3), ("ops", Decimal("2.5"), 1.0, 1)])
+    diff = compare_marts(expected, cent)[0]
+    assert not diff.equal and diff.first_differences
+    # A row missing: different.
+    fewer = _marts(tmp_path / "f.duckdb", base[:1])
+    assert compare_marts(expected, fewer)[0].row_counts == (2, 1)
