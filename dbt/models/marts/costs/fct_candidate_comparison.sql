@@ -131,10 +131,11 @@ gpu_costed as (
         provider, gpu_model, gpu_count, pricing_category,
         coalesce(quality.monthly_accepted_demand, goodput_per_hour * 730 * target.utilisation) as accepted_outputs,
         coalesce(quality.quality_acceptance, 1) as quality_acceptance,
-        greatest(1, ceil(
+        -- whole replicas (ceil is a DOUBLE on DuckDB, a BIGINT on Spark: typed here)
+        cast(greatest(1, ceil(
             coalesce(quality.monthly_accepted_demand, goodput_per_hour * 730 * target.utilisation)
             / coalesce(quality.quality_acceptance, 1) / (goodput_per_hour * 730 * target.utilisation)
-        )) as replicas,
+        )) as bigint) as replicas,
         price_per_gpu_hour, failed_share, p95_latency_ms, memory_margin_pct, meets_slo, run_id
     from gpu_rows
     cross join target
