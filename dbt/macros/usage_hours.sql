@@ -17,7 +17,7 @@
 {% macro mig_slice_fraction(profile, gpu_model) -%}
     case
         when {{ profile }} is null then 1.0
-        when {{ gpu_ledger.regex_search('lower(' ~ profile ~ ')', "'^[0-9]+g\.'") }} then
+        when {{ gpu_ledger.regex_search('lower(' ~ profile ~ ')', "'^[0-9]+g[.]'") }} then
             cast(regexp_extract(lower({{ profile }}), '^([0-9]+)g\.', 1) as double)
             / case when upper(coalesce({{ gpu_model }}, '')) like 'A30%' then 4.0 else 7.0 end
         else 1.0

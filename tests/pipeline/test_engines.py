@@ -1,0 +1,39 @@
+"""Choosing the engine for the dbt transforms (pipelines/engines.py, `gpu-ledger run --engine`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipelines.cli import app
+from pipelines.defs.transform.assets import DbtBuildConfig, dbt_build_args
+from pipelines.engines import prepare_engine, publish_engine_marts
+
+
+def test_duckdb_is_the_default_and_builds_in_the_ledger() -> None:
+    assert dbt_build_args(DbtBuildConfig()) == ["build"]
+
+
+def test_spark_builds_on_the_spark_target_without_unit_tests() -> None:
+    args = dbt_build_args(DbtBuildConfig(engine="spark", full_refresh=True))
+    assert args[:5] == ["build", "--target", "spark", "--exclude-resource-type", "unit_test"]
+    assert "--full-refresh" in args
+
+
+def test_an_unknown_engine_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown engine 'trino'"):
+        dbt_build_args(DbtBuildConfig(engine="trino"))
+    with pytest.raises(ValueError, match="unknown engine"):
+        prepare_engine("trino", tmp_path, tmp_path / "ledger.duckdb")
+    result = CliRunner().invoke(app, ["run", "--engine", "trino", "--home", str(tmp_path / "home")])
+    assert result.exit_code == 2
+    assert "expected one of duckdb, spark" in result.output
+    assert not (tmp_path / "home" / "ledger.duckdb").exists()
+
+
+def test_duckdb_needs_no_preparation_and_no_import(tmp_path: Path) -> None:
+    assert prepare_engine("duckdb", tmp_path, tmp_path / "ledger.duckdb") == {}
+    assert publish_engine_marts("duckdb", tmp_path, tmp_path / "ledger.duckdb") == {}
+    assert list(tmp_path.iterdir()) == []
