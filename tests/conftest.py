@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
+
+from tests import prefetch
 
 REPO = Path(__file__).resolve().parent.parent
 PUBLIC_DATA = (REPO.parent / "shared" / "data" / "public").resolve()
@@ -32,11 +35,73 @@ def published_tables(serving: Path) -> dict[str, list[tuple]]:
         con.close()
 
 
+def build_sample_run(root: Path) -> dict:
+    """One full refresh of the bundled sample inputs into a fresh home (a tests/prefetch.py job)."""
+    from pipelines.cli import execute_refresh
+
+    home = root / "sample_home"
+    ok, run_id, reason = execute_refresh(home, SAMPLES)
+    return {"home": home, "ok": ok, "run_id": run_id, "reason": reason}
+
+
 @pytest.fixture(scope="session")
 def sample_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """One full refresh of the bundled sample inputs into a temporary home (shared by e2e tests)."""
+    return prefetch.result("sample_run", tmp_path_factory)
+
+
+FOCUS = SAMPLES / "billing" / "focus_1.0_sample_1000_multicloud.csv"
+
+
+def focus_inputs(root: Path, billing_files: dict[str, bytes | Path]) -> Path:
+    """root/inputs: the sample registry and the given billing files (name -> bytes or a file to copy)."""
+    inputs = root / "inputs"
+    shutil.copytree(SAMPLES / "registry", inputs / "registry")
+    (inputs / "billing").mkdir(parents=True)
+    for name, content in billing_files.items():
+        target = inputs / "billing" / name
+        if isinstance(content, Path):
+            shutil.copy(content, target)
+        else:
+            target.write_bytes(content)
+    return inputs
+
+
+def build_focus_home(root: Path) -> dict:
+    """A fresh home after one refresh of registry + the FOCUS sample + invoice_totals.csv (a prefetch job).
+
+    Several tests start from exactly this state (tests/pipeline/test_e2e.py, tests/faults/test_kill.py):
+    they copy `home` (shutil.copytree) and go on from there, always with these same `inputs`, which
+    nobody modifies. `tables` is what that first refresh published.
+    """
     from pipelines.cli import execute_refresh
 
-    home = tmp_path_factory.mktemp("sample_home")
-    ok, run_id, reason = execute_refresh(home, SAMPLES)
-    return {"home": home, "ok": ok, "run_id": run_id, "reason": reason}
+    inputs = focus_inputs(root, {FOCUS.name: FOCUS, "invoice_totals.csv": SAMPLES / "billing" / "invoice_totals.csv"})
+    home = root / "home"
+    ok, run_id, reason = execute_refresh(home, inputs)
+    tables = published_tables(home / "serving.duckdb") if ok else {}
+    return {"home": home, "inputs": inputs, "ok": ok, "run_id": run_id, "reason": reason, "tables": tables}
+
+
+@pytest.fixture(scope="session")
+def focus_home(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("focus_home", tmp_path_factory)
+
+
+def copy_home(src: Path, dst: Path) -> Path:
+    """A private copy of a built home, to go on refreshing it without touching the shared one."""
+    shutil.copytree(src, dst)
+    return dst
+
+
+@pytest.hookimpl(trylast=True)  # after -k/-m deselection: queue only what will run
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+    """Run the modules that need full refreshes last, and start building those refreshes now."""
+    names = prefetch.order_items(items)
+    if names and not config.getoption("collectonly"):
+        base = Path(config._tmp_path_factory.mktemp("prefetch"))
+        prefetch.configure(base, names).start()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    prefetch.stop()

@@ -20,6 +20,7 @@ import duckdb
 import pytest
 import yaml
 
+from tests import prefetch
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.e2e
@@ -51,12 +52,10 @@ def test_catalogue_is_complete() -> None:
     assert {"billing", "usage", "benchmarks", "api_spend", "prices"} <= {f for f, _, _ in CASES}
 
 
-@pytest.fixture(scope="module")
-def catalogue_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """One inputs folder (every catalogue file + the bundled registry), one refresh."""
+def build_catalogue_run(root: Path) -> dict:
+    """One inputs folder (every catalogue file + the bundled registry), one refresh (a tests/prefetch.py job)."""
     from pipelines.cli import execute_refresh
 
-    root = tmp_path_factory.mktemp("bad_inputs")
     inputs = root / "inputs"
     shutil.copytree(SAMPLES / "registry", inputs / "registry")
     for family, name, spec in CASES:
@@ -92,6 +91,12 @@ def catalogue_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     manifest_names = {f.original_name for f in read_manifest(home / "landing")}
     return {"home": home, "ok": ok, "reason": reason, "loads": loads, "rejects": rejects, "raw": raw_rows,
             "manifest_names": manifest_names}
+
+
+@pytest.fixture(scope="module")
+def catalogue_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The catalogue refresh (build_catalogue_run), built ahead by tests/prefetch.py."""
+    return prefetch.result("catalogue_run", tmp_path_factory)
 
 
 def test_run_still_publishes(catalogue_run: dict) -> None:

@@ -35,6 +35,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests import prefetch
+
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples" / "inputs"
 SPEC = Path("/work/shared/data/public/focus/focus_spec_examples")
@@ -57,21 +59,16 @@ def _inputs(root: Path) -> Path:
     return inputs
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory):
+def _first_run(root: Path) -> dict:
     from pipelines.cli import execute_refresh
 
-    root = tmp_path_factory.mktemp("billing_commitments")
     inputs = _inputs(root)
     home = root / "home"
     ok, _run_id, reason = execute_refresh(home, inputs)
-    con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
-    yield {"ok": ok, "reason": reason, "con": con, "home": home, "inputs": inputs, "root": root}
-    con.close()
+    return {"ok": ok, "reason": reason, "home": home, "inputs": inputs, "root": root}
 
 
-@pytest.fixture(scope="module")
-def redelivery(run):
+def _redelivery(run: dict) -> dict:
     """A second run on a copy of the first home with the sample re-delivered, one BilledCost changed."""
     from pipelines.cli import execute_refresh
 
@@ -91,8 +88,36 @@ def redelivery(run):
         ok, _run_id, reason = execute_refresh(home, run["inputs"])
     finally:
         changed.unlink()
-    con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
-    yield {"ok": ok, "reason": reason, "con": con, "period": rows[1][period_col]}
+    return {"ok": ok, "reason": reason, "home": home, "period": rows[1][period_col]}
+
+
+def build_runs(root: Path) -> dict:
+    """Both refreshes of this module, in order (a tests/prefetch.py job): the first run, then the
+    re-delivery on a copy of its home."""
+    first = _first_run(root)
+    return {"run": first, "redelivery": _redelivery(first)}
+
+
+@pytest.fixture(scope="module")
+def commitment_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("billing_commitments", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def run(commitment_runs):
+    """One refresh on registry + the 11 spec examples + the sample landed twice."""
+    result = commitment_runs["run"]
+    con = duckdb.connect(str(result["home"] / "ledger.duckdb"), read_only=True)
+    yield {**result, "con": con}
+    con.close()
+
+
+@pytest.fixture(scope="module")
+def redelivery(commitment_runs):
+    """A second run on a copy of the first home with the sample re-delivered, one BilledCost changed."""
+    result = commitment_runs["redelivery"]
+    con = duckdb.connect(str(result["home"] / "ledger.duckdb"), read_only=True)
+    yield {"ok": result["ok"], "reason": result["reason"], "con": con, "period": result["period"]}
     con.close()
 
 

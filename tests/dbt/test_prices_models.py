@@ -10,6 +10,7 @@ import duckdb
 import pytest
 
 from pipelines.cli import execute_refresh
+from tests import prefetch
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.e2e
@@ -34,10 +35,8 @@ def _published(home: Path) -> dict:
         con.close()
 
 
-@pytest.fixture(scope="module")
-def price_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """Two refreshes of one home: the prices sample, then the same AWS history re-landed."""
-    base = tmp_path_factory.mktemp("prices_pipeline")
+def build_price_runs(base: Path) -> dict:
+    """Two refreshes of one home: the prices sample, then the same AWS history re-landed (a tests/prefetch.py job)."""
     inputs, home = base / "inputs", base / "home"
     shutil.copytree(SAMPLES / "prices", inputs / "prices")
     shutil.copytree(SAMPLES / "registry", inputs / "registry")
@@ -59,6 +58,12 @@ def price_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     finally:
         con.close()
     return {"first": first, "second": _published(home), "karpenter_aws_files": files}
+
+
+@pytest.fixture(scope="module")
+def price_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Two refreshes of one home (build_price_runs), built ahead by tests/prefetch.py."""
+    return prefetch.result("price_runs", tmp_path_factory)
 
 
 def test_p5_us_east_1_on_demand_has_two_intervals(price_runs: dict) -> None:

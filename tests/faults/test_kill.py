@@ -1,10 +1,12 @@
 """Fault tests: `gpu-ledger run` killed with SIGKILL never damages the publication.
 
 One module-scoped sequence on one home and one small inputs folder (registry + the FOCUS
-sample + invoice_totals.csv), every run a real `gpu-ledger run` subprocess in its own process
-group (so SIGKILL reaches the dbt child too):
+sample + invoice_totals.csv). It starts from a copy of the session's shared first refresh of exactly
+those inputs on a fresh home (`focus_home`, tests/conftest.py, also used by tests/pipeline/test_e2e.py);
+every run after that is a real `gpu-ledger run` subprocess in its own process group (so SIGKILL
+reaches the dbt child too):
 
-  1. run to completion                       -> publication A
+  1. the shared first refresh, copied          -> publication A
   2. run, SIGKILL while `dbt build` runs      -> serving.duckdb must still be A, byte for byte
   3. run to completion (stale WAL/lock of 2)  -> publication B
   4. run, SIGKILL while paused before the publish rename (test hook
@@ -18,7 +20,6 @@ published marts must be identical.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -28,21 +29,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import REPO, SAMPLES, published_tables
+from tests import prefetch
+from tests.conftest import REPO, copy_home, published_tables
 
 pytestmark = pytest.mark.e2e
 
 GPU_LEDGER = REPO / ".venv" / "bin" / "gpu-ledger"
 RUN_TIMEOUT = 600
-
-
-def _inputs(root: Path) -> Path:
-    inputs = root / "inputs"
-    shutil.copytree(SAMPLES / "registry", inputs / "registry")
-    (inputs / "billing").mkdir(parents=True)
-    for name in ("focus_1.0_sample_1000_multicloud.csv", "invoice_totals.csv"):
-        shutil.copy(SAMPLES / "billing" / name, inputs / "billing" / name)
-    return inputs
 
 
 def _start(inputs: Path, home: Path, **env: str) -> subprocess.Popen:
@@ -104,14 +97,14 @@ def _opens_read_only(serving: Path) -> int:
         con.close()
 
 
-@pytest.fixture(scope="module")
-def kill_sequence(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    root = tmp_path_factory.mktemp("faults")
-    inputs, home = _inputs(root), root / "home"
+def build_kill_sequence(root: Path, focus_home: dict) -> dict:
+    """The whole sequence (a tests/prefetch.py job); `focus_home` is the shared first refresh."""
+    assert focus_home["ok"], focus_home["reason"]
+    inputs = focus_home["inputs"]  # registry + FOCUS sample + invoice_totals.csv (build_focus_home)
+    home = copy_home(focus_home["home"], root / "home")  # 1: a completed run on these inputs
     serving = home / "serving.duckdb"
     seen: dict = {}
 
-    _run(inputs, home)  # 1
     seen["A"] = published_tables(serving)
     good = serving.read_bytes()
 
@@ -154,6 +147,11 @@ def kill_sequence(tmp_path_factory: pytest.TempPathFactory) -> dict:
     seen["reader"] = (reads[0], errors)
     seen["leftovers_final"] = sorted(p.name for p in home.iterdir())
     return seen
+
+
+@pytest.fixture(scope="module")
+def kill_sequence(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("kill_sequence", tmp_path_factory)
 
 
 def test_kill_during_dbt_build_keeps_the_publication(kill_sequence: dict) -> None:

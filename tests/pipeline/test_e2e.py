@@ -11,24 +11,15 @@ import duckdb
 import pytest
 
 from pipelines.cli import execute_refresh
-from tests.conftest import SAMPLES, published_tables
+from tests import prefetch
+from tests.conftest import FOCUS, SAMPLES, copy_home, focus_inputs, published_tables
 
 pytestmark = pytest.mark.e2e
-FOCUS = SAMPLES / "billing" / "focus_1.0_sample_1000_multicloud.csv"
 
 
 def _inputs(tmp: Path, billing_files: dict[str, bytes | Path]) -> Path:
     """An inputs folder with the sample registry and the given billing files."""
-    inputs = tmp / "inputs"
-    shutil.copytree(SAMPLES / "registry", inputs / "registry")
-    (inputs / "billing").mkdir(parents=True)
-    for name, content in billing_files.items():
-        target = inputs / "billing" / name
-        if isinstance(content, Path):
-            shutil.copy(content, target)
-        else:
-            target.write_bytes(content)
-    return inputs
+    return focus_inputs(tmp, billing_files)
 
 
 def test_sample_run_publishes_every_foundation_table(sample_run: dict) -> None:
@@ -84,22 +75,33 @@ def test_unallocated_cost_is_kept_not_dropped(sample_run: dict) -> None:
     assert {"platform", "research"} <= teams  # resolved from business_unit / org tag aliases
 
 
-def test_rerun_publishes_identical_numbers(tmp_path: Path) -> None:
-    inputs = _inputs(tmp_path, {FOCUS.name: FOCUS, "invoice_totals.csv": SAMPLES / "billing" / "invoice_totals.csv"})
-    home = tmp_path / "home"
-    assert execute_refresh(home, inputs)[0]
-    first = published_tables(home / "serving.duckdb")
-    assert execute_refresh(home, inputs)[0]
-    second = published_tables(home / "serving.duckdb")
+def build_rerun(root: Path, focus_home: dict) -> dict:
+    """A second refresh of the same inputs on a copy of the shared first-refresh home (a tests/prefetch.py job)."""
+    home = copy_home(focus_home["home"], root / "home")
+    ok, _, reason = execute_refresh(home, focus_home["inputs"])
+    return {"ok": ok, "reason": reason, "tables": published_tables(home / "serving.duckdb")}
+
+
+@pytest.fixture(scope="module")
+def e2e_rerun(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("e2e_rerun", tmp_path_factory)
+
+
+def test_rerun_publishes_identical_numbers(focus_home: dict, e2e_rerun: dict) -> None:
+    # First refresh (registry + FOCUS sample + invoice_totals.csv on a fresh home): the shared
+    # focus_home (tests/conftest.py); the second runs on a copy of that home with the same inputs.
+    assert focus_home["ok"]
+    first = focus_home["tables"]
+    assert e2e_rerun["ok"]
+    second = e2e_rerun["tables"]
     assert first == second
     assert len(first["ledger_focus"]) == 1000
 
 
-def test_doctored_export_fails_conservation_and_keeps_last_publication(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    good = _inputs(tmp_path / "good", {FOCUS.name: FOCUS, "invoice_totals.csv": SAMPLES / "billing" / "invoice_totals.csv"})
-    assert execute_refresh(home, good)[0]
-    before = (home / "serving.duckdb").read_bytes()
+def build_doctored(root: Path, focus_home: dict) -> dict:
+    """A doctored re-delivery refreshed on a copy of the shared good home (a tests/prefetch.py job)."""
+    home = copy_home(focus_home["home"], root / "home")
+    before = shutil.copy(home / "serving.duckdb", root / "serving_before_bad_run.duckdb")
     # Re-delivered export with one line's cost changed by +1.00: the invoice no longer matches.
     with open(FOCUS, newline="") as fh:
         rows = list(csv.reader(fh))
@@ -107,9 +109,24 @@ def test_doctored_export_fails_conservation_and_keeps_last_publication(tmp_path:
     rows[5][idx] = str(Decimal(rows[5][idx]) + 1)
     buffer = io.StringIO()
     csv.writer(buffer, quoting=csv.QUOTE_MINIMAL, lineterminator="\n").writerows(rows)
-    bad = _inputs(tmp_path / "bad", {"focus_redelivered.csv": buffer.getvalue().encode(),
-                                      "invoice_totals.csv": SAMPLES / "billing" / "invoice_totals.csv"})
+    bad = _inputs(root / "bad", {"focus_redelivered.csv": buffer.getvalue().encode(),
+                                 "invoice_totals.csv": SAMPLES / "billing" / "invoice_totals.csv"})
     ok, _, reason = execute_refresh(home, bad)
+    return {"home": home, "before": Path(before), "ok": ok, "reason": reason}
+
+
+@pytest.fixture(scope="module")
+def e2e_doctored(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("e2e_doctored", tmp_path_factory)
+
+
+def test_doctored_export_fails_conservation_and_keeps_last_publication(focus_home: dict, e2e_doctored: dict) -> None:
+    # The good refresh is the shared focus_home; the bad one ran on a copy of it (build_doctored),
+    # whose serving.duckdb was saved as `before` just ahead of the bad run.
+    assert focus_home["ok"]
+    home = e2e_doctored["home"]
+    before = e2e_doctored["before"].read_bytes()
+    ok, reason = e2e_doctored["ok"], e2e_doctored["reason"]
     assert not ok
     assert "ledger_dbt_assets" in reason
     assert (home / "serving.duckdb").read_bytes() == before
@@ -123,10 +140,21 @@ def test_doctored_export_fails_conservation_and_keeps_last_publication(tmp_path:
     assert "assert_ledger_matches_invoice_totals" in failed
 
 
-def test_unreadable_file_is_quarantined_and_others_publish(tmp_path: Path) -> None:
-    inputs = _inputs(tmp_path, {FOCUS.name: FOCUS, "garbage.csv": b"\x00\x01\x02 not a bill \xff\xfe\n" * 10})
-    home = tmp_path / "home"
+def build_unreadable(root: Path) -> dict:
+    """FOCUS sample + an unreadable file on a fresh home (a tests/prefetch.py job)."""
+    inputs = _inputs(root, {FOCUS.name: FOCUS, "garbage.csv": b"\x00\x01\x02 not a bill \xff\xfe\n" * 10})
+    home = root / "home"
     ok, _, reason = execute_refresh(home, inputs)
+    return {"home": home, "ok": ok, "reason": reason}
+
+
+@pytest.fixture(scope="module")
+def e2e_unreadable(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("e2e_unreadable", tmp_path_factory)
+
+
+def test_unreadable_file_is_quarantined_and_others_publish(e2e_unreadable: dict) -> None:
+    home, ok, reason = e2e_unreadable["home"], e2e_unreadable["ok"], e2e_unreadable["reason"]
     assert ok, reason
     con = duckdb.connect(str(home / "serving.duckdb"), read_only=True)
     try:

@@ -20,6 +20,7 @@ import pytest
 
 from pipelines.cli import execute_refresh
 from pipelines.generate import generate
+from tests import prefetch
 from tests.conftest import published_tables
 
 pytestmark = pytest.mark.e2e
@@ -69,9 +70,8 @@ def _same(a: object, b: object) -> bool:
     return a == b
 
 
-@pytest.fixture(scope="module")
-def refreshes(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    base = tmp_path_factory.mktemp("incremental")
+def build_refreshes(base: Path) -> dict:
+    """The three refreshes, in order (a tests/prefetch.py job)."""
     fleet = base / "fleet"
     generate(fleet, gpus=8, days=3, teams=2, seed=1)
     inputs, home = base / "inputs", base / "home"
@@ -104,6 +104,11 @@ def refreshes(tmp_path_factory: pytest.TempPathFactory) -> dict:
     assert ok, reason
     seen["full"] = published_tables(home / "serving.duckdb")
     return seen
+
+
+@pytest.fixture(scope="module")
+def refreshes(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("incremental", tmp_path_factory)
 
 
 def test_first_refresh_holds_the_first_two_days_of_telemetry(refreshes: dict) -> None:

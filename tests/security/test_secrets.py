@@ -26,6 +26,7 @@ from werkzeug import Request, Response
 
 from sources.api_spend import fetch as api_fetch
 from sources.prices import fetch as price_fetch
+from tests import prefetch
 from tests.conftest import SAMPLES
 
 OPENAI_KEY = "sk-test-PLANTED-123"
@@ -62,11 +63,10 @@ def _tree(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-@pytest.fixture(scope="module")
-def secret_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def build_secret_run(root: Path) -> dict:
+    """The refresh with planted keys (a tests/prefetch.py job; `root` is empty and holds only inputs and home)."""
     from pipelines.cli import execute_refresh
 
-    root = tmp_path_factory.mktemp("secrets")
     inputs, home = root / "inputs", root / "home"
     shutil.copytree(SAMPLES / "registry", inputs / "registry")
     (inputs / "billing").mkdir(parents=True)
@@ -84,6 +84,11 @@ def secret_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
         mp.undo()
     return {"ok": ok, "reason": reason, "root": root, "home": home, "inputs": inputs,
             "before_inputs": before_inputs, "before_root": before_root}
+
+
+@pytest.fixture(scope="module")
+def secret_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("secret_run", tmp_path_factory)
 
 
 def test_refresh_published(secret_run: dict) -> None:
