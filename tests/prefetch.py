@@ -46,6 +46,7 @@ JOBS: dict[str, tuple[str, tuple[str, ...], float]] = {
     "e2e_unreadable": ("tests.pipeline.test_e2e:build_unreadable", (), 1),
     "incremental": ("tests.pipeline.test_incremental:build_refreshes", (), 3),
     "secret_run": ("tests.security.test_secrets:build_secret_run", (), 1),
+    "spark_run": ("tests.spark.test_spark_lane:build_spark_run", ("sample_run",), 3),
 }
 
 # Fixture name -> job; a test that (transitively) uses one of these fixtures needs that job.
@@ -61,6 +62,7 @@ FIXTURES: dict[str, str] = {
     "e2e_unreadable": "e2e_unreadable",
     "refreshes": "incremental",
     "secret_run": "secret_run",
+    "spark_run": "spark_run",
 }
 
 

@@ -15,6 +15,7 @@ import duckdb
 import pytest
 
 from pipelines.compare import compare_marts, describe
+from tests import prefetch
 from tests.conftest import SAMPLES
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
@@ -24,15 +25,20 @@ pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 NOT_COMPARED = {"publication", "check_results"}
 
 
-@pytest.fixture(scope="module")
-def spark_run(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
+def build_spark_run(root: Path, sample_run: dict) -> dict:
+    """The Spark refresh on a copy of the DuckDB sample home (a tests/prefetch.py job)."""
     from pipelines.cli import execute_refresh
 
     assert sample_run["ok"], sample_run["reason"]
-    home = tmp_path_factory.mktemp("spark_home") / "home"
+    home = root / "spark_home"
     shutil.copytree(sample_run["home"], home, ignore=shutil.ignore_patterns("serving.duckdb", "reports"))
     ok, run_id, reason = execute_refresh(home, SAMPLES, engine="spark")
     return {"home": home, "ok": ok, "run_id": run_id, "reason": reason, "duckdb_home": sample_run["home"]}
+
+
+@pytest.fixture(scope="module")
+def spark_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("spark_run", tmp_path_factory)
 
 
 def test_spark_refresh_publishes(spark_run: dict) -> None:
