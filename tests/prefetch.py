@@ -72,7 +72,7 @@ def _call(target: str, root: Path, deps: dict[str, dict]) -> dict:
 
 
 def _child() -> None:
-    """Subprocess entry point: python -c 'from tests.prefetch import _child; _child()' TARGET ROOT OUT DEPS."""
+    """Subprocess entry point: python -m tests.prefetch TARGET ROOT OUT DEPS."""
     target, root, out, deps_file = sys.argv[1:5]
     with open(deps_file, "rb") as fh:
         deps = pickle.load(fh)
@@ -155,8 +155,9 @@ class Prefetcher:
                    "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
             with open(log, "w") as fh:
                 proc = subprocess.Popen(
-                    [sys.executable, "-c", "from tests.prefetch import _child; _child()", job.target,
-                     str(job.root), str(out), str(deps_file)],
+                    # `-m`, not `-c`: pyspark (imported by great-expectations) takes a __main__ without
+                    # __spec__ or __file__ for its own doctest runner and calls sys.exit(0).
+                    [sys.executable, "-m", "tests.prefetch", job.target, str(job.root), str(out), str(deps_file)],
                     cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
                 with self.cond:
                     self.procs.add(proc)
@@ -278,3 +279,7 @@ def order_items(items: list) -> list[str]:
             if name not in names:
                 names.append(name)
     return names
+
+
+if __name__ == "__main__":
+    _child()
