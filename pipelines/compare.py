@@ -3,7 +3,8 @@
 Both sides are read from DuckDB files (the Spark marts are imported by pipelines/lake.py), and each
 table is normalised before comparison so that only meaningful differences count:
   - DECIMAL (money, exact) -> rounded to the cent, compared exactly;
-  - DOUBLE -> compared to 9 significant digits (engines sum floats in different orders);
+  - DOUBLE -> equal within a relative 1e-9 (engines sum floats in different orders; rounding to a
+    fixed number of digits would split values that straddle a rounding boundary);
   - integer widths, text and timestamps -> compared exactly (timestamps as UTC instants).
 Rows are matched by sorting on every normalised column, so the test names the first row that
 differs rather than only a count.
@@ -41,17 +42,25 @@ class TableDiff:
 def _norm(value: object) -> object:
     if isinstance(value, Decimal):
         return value.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return str(value)
-        return float(f"{value:.9g}")
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return str(value)
     if isinstance(value, (list, tuple)):
         return tuple(_norm(v) for v in value)
     return value
 
 
 def _sort_key(row: tuple) -> tuple:
-    return tuple((v is None, str(type(v).__name__), v if v is not None else 0) for v in row)
+    # Floats order by 6 significant digits, so float noise cannot reorder otherwise equal rows.
+    return tuple((v is None, str(type(v).__name__),
+                  float(f"{v:.6g}") if isinstance(v, float) else (v if v is not None else 0)) for v in row)
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
 
 
 def _rows(con: duckdb.DuckDBPyConnection, catalog: str, schema: str, table: str, cols: list[str]) -> list[tuple]:
@@ -97,7 +106,7 @@ def compare_marts(expected_db: Path, actual_db: Path, schema: str = "marts", lim
             act_rows = _rows(con, "actual", schema, table, [act_cols[c.lower()] for c in common])
             diff.row_counts = (len(exp_rows), len(act_rows))
             for e, a in zip(exp_rows, act_rows):
-                if e != a:
+                if not _same(e, a):
                     diff.first_differences.append((e, a))
                     if len(diff.first_differences) >= limit:
                         break

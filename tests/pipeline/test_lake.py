@@ -120,6 +120,15 @@ def test_compare_is_exact_to_the_cent_and_tolerant_below_it(tmp_path: Path) -> N
     cent = _marts(tmp_path / "c.duckdb", [("ml", Decimal("10.014"), 0.3, 3), ("ops", Decimal("2.5"), 1.0, 1)])
     diff = compare_marts(expected, cent)[0]
     assert not diff.equal and diff.first_differences
+    # Floats either side of a rounding boundary (44.19140625 +- noise) are the same number.
+    halves = _marts(tmp_path / "h.duckdb", [("ml", Decimal("10.004"), 0.30000000000000004, 3), ("ops", Decimal("2.5"), 1.0, 1)])
+    assert all(d.equal for d in compare_marts(expected, halves))
+    boundary_a = _marts(tmp_path / "ba.duckdb", [("ml", Decimal("1"), 44.19140625000001, 1)])
+    boundary_b = _marts(tmp_path / "bb.duckdb", [("ml", Decimal("1"), 44.19140624999999, 1)])
+    assert all(d.equal for d in compare_marts(boundary_a, boundary_b))
+    # ... but a real difference in a float is one.
+    off = _marts(tmp_path / "o.duckdb", [("ml", Decimal("1"), 44.1915, 1)])
+    assert not compare_marts(boundary_a, off)[0].equal
     # A row missing: different.
     fewer = _marts(tmp_path / "f.duckdb", base[:1])
     assert compare_marts(expected, fewer)[0].row_counts == (2, 1)
