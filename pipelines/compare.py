@@ -19,9 +19,6 @@ from pathlib import Path
 
 import duckdb
 
-# Tables whose columns are written by the run itself (run ids, publication times), not by the data.
-VOLATILE_COLUMNS: dict[str, set[str]] = {}
-
 
 @dataclass
 class TableDiff:
@@ -93,14 +90,13 @@ def compare_marts(expected_db: Path, actual_db: Path, schema: str = "marts", lim
         for table in tables:
             diff = TableDiff(table)
             diffs.append(diff)
-            exp_cols = [c for c in _columns(con, "expected", schema, table) if c not in VOLATILE_COLUMNS.get(table, set())]
+            exp_cols = _columns(con, "expected", schema, table)
             if table.lower() not in actual_tables:
                 diff.missing_columns = exp_cols
                 continue
             act_cols = {c.lower(): c for c in _columns(con, "actual", schema, table)}
             diff.missing_columns = [c for c in exp_cols if c.lower() not in act_cols]
-            diff.extra_columns = sorted(set(act_cols) - {c.lower() for c in exp_cols}
-                                        - {c.lower() for c in VOLATILE_COLUMNS.get(table, set())})
+            diff.extra_columns = sorted(set(act_cols) - {c.lower() for c in exp_cols})
             common = [c for c in exp_cols if c.lower() in act_cols]
             exp_rows = _rows(con, "expected", schema, table, common)
             act_rows = _rows(con, "actual", schema, table, [act_cols[c.lower()] for c in common])

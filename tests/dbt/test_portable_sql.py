@@ -41,7 +41,7 @@ def _sql_files() -> list[Path]:
 def _code(text: str) -> str:
     """The SQL without comments (-- ... and {# ... #}; prose may name the DuckDB functions) and
     without Jinja (macro calls take Python lists; what they render is checked by the Spark lane)."""
-    text = re.sub(r"\{#.*?#\}|\{\{.*?\}\}|\{%.*?%\}", " ", text, flags=re.S)
+    text = re.sub(r"\{#.*?#\}|\{\{.*?\}\}|\{%.*?%\}", " ", text, flags=re.DOTALL)
     code = "\n".join(line.split("--")[0] for line in text.splitlines())
     return re.sub(r"'[^'\n]*'", "''", code)  # string literals (regular expressions) are data
 
@@ -51,7 +51,7 @@ def test_no_duckdb_only_syntax_outside_the_portable_macros() -> None:
     for path in _sql_files():
         code = _code(path.read_text())
         for pattern, instead in DUCKDB_ONLY.items():
-            for match in re.finditer(pattern, code, flags=re.I):
+            for match in re.finditer(pattern, code, flags=re.IGNORECASE):
                 line = code[: match.start()].count("\n") + 1
                 offences.append(f"{path.relative_to(DBT)}:{line}: {match.group(0)!r} -> use {instead}")
     assert len(_sql_files()) > 90
@@ -66,7 +66,7 @@ def test_the_lint_catches_what_it_names() -> None:
                "cast(a as varchar)", "count(columns(*))", "ends_with(a, 'b')", "in ([1, 2])"]
     assert _code("select regexp_extract(a, '([0-9]+)', 1) -- unnest(x)") == "select regexp_extract(a, '', 1) "
     for sample in samples:
-        assert any(re.search(p, sample, flags=re.I) for p in DUCKDB_ONLY), sample
+        assert any(re.search(p, sample, flags=re.IGNORECASE) for p in DUCKDB_ONLY), sample
 
 
 def test_every_portable_macro_has_both_engines() -> None:

@@ -33,8 +33,8 @@ def test_export_writes_every_raw_and_audit_table_in_portable_types(tmp_path: Pat
     assert counts == {"audit.file_loads": 0, "raw.empty_family": 0, "raw.things": 2}
     con = duckdb.connect()
     con.execute("set TimeZone = 'UTC'")
-    types = dict((r[0], r[1]) for r in con.execute(
-        f"describe select * from read_parquet('{tmp_path}/lake/raw/things/*.parquet')").fetchall())
+    types = {r[0]: r[1] for r in con.execute(
+        f"describe select * from read_parquet('{tmp_path}/lake/raw/things/*.parquet')").fetchall()}
     # JSON travels as text, naive UTC timestamps as UTC instants, money stays exact.
     assert types["payload"] == "VARCHAR"
     assert types["seen_at"] == "TIMESTAMP WITH TIME ZONE"
@@ -123,11 +123,11 @@ def test_compare_is_exact_to_the_cent_and_tolerant_below_it(tmp_path: Path) -> N
     # Floats either side of a rounding boundary (44.19140625 +- noise) are the same number.
     halves = _marts(tmp_path / "h.duckdb", [("ml", Decimal("10.004"), 0.30000000000000004, 3), ("ops", Decimal("2.5"), 1.0, 1)])
     assert all(d.equal for d in compare_marts(expected, halves))
-    boundary_a = _marts(tmp_path / "ba.duckdb", [("ml", Decimal("1"), 44.19140625000001, 1)])
-    boundary_b = _marts(tmp_path / "bb.duckdb", [("ml", Decimal("1"), 44.19140624999999, 1)])
+    boundary_a = _marts(tmp_path / "ba.duckdb", [("ml", Decimal(1), 44.19140625000001, 1)])
+    boundary_b = _marts(tmp_path / "bb.duckdb", [("ml", Decimal(1), 44.19140624999999, 1)])
     assert all(d.equal for d in compare_marts(boundary_a, boundary_b))
     # ... but a real difference in a float is one.
-    off = _marts(tmp_path / "o.duckdb", [("ml", Decimal("1"), 44.1915, 1)])
+    off = _marts(tmp_path / "o.duckdb", [("ml", Decimal(1), 44.1915, 1)])
     assert not compare_marts(boundary_a, off)[0].equal
     # A row missing: different.
     fewer = _marts(tmp_path / "f.duckdb", base[:1])
