@@ -131,14 +131,19 @@ def positive(*columns: str) -> tuple[Expectation, ...]:
     return tuple(between(c, 0, strict_low=True) for c in columns)
 
 
+# Float rounding allowed at the bounds, as the dbt `value_between` test allows: a share computed as
+# a quotient of sums can land at 100.00000000000001 (seen on Spark, which sums in another order).
+FLOAT_TOLERANCE = 1e-6
+
+
 def percent(*columns: str) -> tuple[Expectation, ...]:
-    """0-100 where present."""
-    return tuple(between(c, 0, 100) for c in columns)
+    """0-100 where present (within FLOAT_TOLERANCE)."""
+    return tuple(between(c, -FLOAT_TOLERANCE, 100 + FLOAT_TOLERANCE) for c in columns)
 
 
 def ratio(*columns: str) -> tuple[Expectation, ...]:
-    """0-1 where present."""
-    return tuple(between(c, 0, 1) for c in columns)
+    """0-1 where present (within FLOAT_TOLERANCE)."""
+    return tuple(between(c, -FLOAT_TOLERANCE, 1 + FLOAT_TOLERANCE) for c in columns)
 
 
 def ordered(low: str, high: str) -> Expectation:

@@ -184,6 +184,16 @@ def test_decimal_columns_are_compared_as_numbers() -> None:
     assert not validate(suite, pd.DataFrame({"price": [Decimal("1.10"), Decimal("-0.01")]}))[0]
 
 
+def test_percentages_allow_float_rounding_at_the_bounds_only() -> None:
+    """100.00000000000001 (a quotient of sums on Spark) is 100 %; 100.01 is not a percentage."""
+    from pipelines.gx_suites import percent
+
+    suite = Suite("t", percent("utilisation_pct"))
+    assert validate(suite, pd.DataFrame({"utilisation_pct": [0.0, 55.5, 100.00000000000001]}))[0]
+    assert not validate(suite, pd.DataFrame({"utilisation_pct": [100.01]}))[0]
+    assert not validate(suite, pd.DataFrame({"utilisation_pct": [-0.01]}))[0]
+
+
 # -- big tables: bounded, deterministic, and still exact about bad rows ---------------------------
 
 @pytest.fixture(scope="module")
