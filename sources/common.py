@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pyarrow as pa
 
 HEAD_BYTES = 65536
@@ -79,3 +80,13 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
 def head_text(head: bytes) -> str:
     """Decode a head sample leniently (BOM stripped) for sniffing."""
     return head.decode("utf-8-sig", errors="replace")
+
+
+def csv_lines_after_rejects(rows: int, rejected: list[int]) -> np.ndarray:
+    """File line of each row a CSV reader kept: index + 2 (header = line 1), plus the rejected
+    lines (sorted file line numbers) before it. Vectorised: fast readers keep good rows only."""
+    lines = np.arange(2, rows + 2, dtype=np.int64)
+    if rejected:
+        thresholds = np.array([line - i for i, line in enumerate(rejected)], dtype=np.int64)
+        lines += np.searchsorted(thresholds, lines, side="right")
+    return lines

@@ -88,9 +88,10 @@ def focus_home(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return prefetch.result("focus_home", tmp_path_factory)
 
 
-def copy_home(src: Path, dst: Path) -> Path:
-    """A private copy of a built home, to go on refreshing it without touching the shared one."""
-    shutil.copytree(src, dst)
+def copy_home(src: Path, dst: Path, *leave_out: str) -> Path:
+    """A private copy of a built home, to go on refreshing it without touching the shared one
+    (`leave_out`: names not copied, e.g. the publication a test needs the next run to write)."""
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(*leave_out) if leave_out else None)
     return dst
 
 

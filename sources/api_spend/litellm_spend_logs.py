@@ -30,7 +30,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile, head_text
+from sources.common import (
+    ParseOutput,
+    Reject,
+    SourceFormat,
+    UnreadableFile,
+    csv_lines_after_rejects,
+    head_text,
+)
 
 # LiteLLM_SpendLogs columns we read (canonical spelling), all staged as VARCHAR.
 COLUMNS = (
@@ -372,15 +379,6 @@ def _one_pass_sql(source: str, line_col: str) -> str:
     )
 
 
-def _shifted_lines(rows: int, rejected: list[int]) -> np.ndarray:
-    """CSV line of each row read: index + 2 (header = line 1), plus the rejected lines before it."""
-    lines = np.arange(2, rows + 2, dtype=np.int64)
-    if rejected:
-        thresholds = np.array([line - i for i, line in enumerate(rejected)], dtype=np.int64)
-        lines += np.searchsorted(thresholds, lines, side="right")
-    return lines
-
-
 def _later_duplicates(rid: pa.ChunkedArray) -> np.ndarray:
     """True for every row whose request_id already appeared on an earlier row (vectorised)."""
     # pc.unique keeps first-appearance order; ids[i] = index of row i's value in it.
@@ -447,7 +445,7 @@ def parse_csv(path: Path) -> ParseOutput:
             raise UnreadableFile(path, None, f"cannot read as LiteLLM spend log: {exc}") from exc
     finally:
         con.close()
-    lines = _shifted_lines(tbl.num_rows, sorted({r.line for r in reader_rejects if r.line is not None}))
+    lines = csv_lines_after_rejects(tbl.num_rows, sorted({r.line for r in reader_rejects if r.line is not None}))
     tbl = tbl.set_column(tbl.column_names.index("_source_line"), "_source_line", pa.array(lines))
     return _finish(tbl, reader_rejects)
 

@@ -54,7 +54,7 @@ from sources.billing.engine import (
 from sources.billing.reader import RawFile, count_lines, csv_header, load_csv, record_start_lines
 from sources.billing.schema import DECIMAL, DECIMAL_COLUMNS, FOCUS_COLUMNS, TABLE, TIMESTAMP_COLUMNS
 from sources.billing.tags import normalise_distinct
-from sources.common import ParseOutput, Reject, UnreadableFile
+from sources.common import ParseOutput, Reject, UnreadableFile, csv_lines_after_rejects
 from sources.prices._rows import CURRENCIES
 
 #: Reader type of money columns: 64-bit decimal, parsed at VARCHAR speed.
@@ -135,15 +135,6 @@ def _reader_rejects(con: duckdb.DuckDBPyConnection) -> dict[int, list[tuple[str,
     return by_line
 
 
-def _shifted_lines(rows: int, rejected: list[int]) -> np.ndarray:
-    """File line of each kept row: index + 2, plus the rejected lines before it (vectorised)."""
-    lines = np.arange(2, rows + 2, dtype=np.int64)
-    if rejected:
-        thresholds = np.array([line - i for i, line in enumerate(rejected)], dtype=np.int64)
-        lines += np.searchsorted(thresholds, lines, side="right")
-    return lines
-
-
 def _read(path: Path, header: list[str], names: dict[str, str], header_warnings: list[str],
           staged: Staged, stage: Stage, wide: set[str]) -> ParseOutput | set[str] | None:
     """One attempt. ParseOutput; or the decimal columns to widen and read again; or None when
@@ -165,7 +156,7 @@ def _read(path: Path, header: list[str], names: dict[str, str], header_warnings:
             warnings.append("file has a header but no data rows")
         rejected = sorted(by_line)
         if count_lines(path) == rows + len(rejected) + 1:
-            lines = pa.array(_shifted_lines(rows, rejected))
+            lines = pa.array(csv_lines_after_rejects(rows, rejected))
         elif not rejected:
             starts = record_start_lines(path)
             if len(starts) != rows:

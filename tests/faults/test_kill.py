@@ -64,15 +64,15 @@ def _descendants(pid: int) -> list[tuple[int, str]]:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
+    found, pending = [], [pid]
+    while pending:
+        for child in children.get(pending.pop(), []):
             try:
                 cmd = (Path("/proc") / str(child) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
             except OSError:
                 continue
             found.append((child, cmd))
-            todo.append(child)
+            pending.append(child)
     return found
 
 

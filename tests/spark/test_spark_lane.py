@@ -8,7 +8,6 @@ Spark (`gpu-ledger run --engine spark`). Needs Java 17 (scripts/ensure_java.sh) 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import duckdb
@@ -16,7 +15,7 @@ import pytest
 
 from pipelines.compare import compare_marts, describe
 from tests import prefetch
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, copy_home
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 
@@ -30,8 +29,8 @@ def build_spark_run(root: Path, sample_run: dict) -> dict:
     from pipelines.cli import execute_refresh
 
     assert sample_run["ok"], sample_run["reason"]
-    home = root / "spark_home"
-    shutil.copytree(sample_run["home"], home, ignore=shutil.ignore_patterns("serving.duckdb", "reports"))
+    # Without the DuckDB publication: the serving.duckdb compared below must be the Spark run's.
+    home = copy_home(sample_run["home"], root / "spark_home", "serving.duckdb", "reports")
     ok, run_id, reason = execute_refresh(home, SAMPLES, engine="spark")
     return {"home": home, "ok": ok, "run_id": run_id, "reason": reason, "duckdb_home": sample_run["home"]}
 
