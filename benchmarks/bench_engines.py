@@ -22,10 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipelines.compare import compare_marts
+from tests.compare import compare_marts
 from pipelines.dbt_project import dbt_executable
 from pipelines.engines import prepare_engine, publish_engine_marts
-from pipelines.settings import BUNDLED_INPUTS, DBT_DIR
+from warehouse.home import BUNDLED_INPUTS, DBT_DIR
 
 
 def dbt_build(env: dict[str, str], *args: str) -> tuple[float, int, int]:

@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipelines.settings import REPO_ROOT, resolve_home, resolve_inputs
+from warehouse.home import REPO_ROOT, resolve_home, resolve_inputs
 
 app = typer.Typer(help="GPU Ledger: what each GPU workload costs per accepted output.", no_args_is_help=True)
 console = Console()
@@ -46,7 +46,7 @@ def execute_refresh(
     import dagster as dg
 
     from pipelines.definitions import defs
-    from pipelines.publish import write_status
+    from warehouse.status import write_status
 
     job = defs.resolve_job_def("nightly")
     logs = home / "logs"
@@ -194,7 +194,7 @@ def report(
     home: Optional[Path] = typer.Option(None, help="warehouse home holding serving.duckdb"),
 ) -> None:
     """Write per-team chargeback/showback reports (HTML + CSV) from the published copy."""
-    from dashboards.reports import write_team_reports
+    from reporting.team_reports import write_team_reports
 
     home_dir = resolve_home(home)
     written = write_team_reports(home_dir / "serving.duckdb", home_dir / "reports", team=team, month=month)
@@ -209,7 +209,7 @@ def decide(
     home: Optional[Path] = typer.Option(None, help="warehouse home holding serving.duckdb"),
 ) -> None:
     """Write a dated decision record (Markdown + JSON) for a workload's GPU / API route choice."""
-    from dashboards.decisions import DecisionDataMissing, write_decision_record
+    from reporting.decisions import DecisionDataMissing, write_decision_record
 
     home_dir = resolve_home(home)
     try:
@@ -225,7 +225,7 @@ def status(home: Optional[Path] = typer.Option(None, help="warehouse home")) -> 
     """The last refresh, the publication it left in place, and the age of that publication."""
     from datetime import datetime, timezone
 
-    from pipelines.publish import read_status
+    from warehouse.status import read_status
 
     home_dir = resolve_home(home)
     last = read_status(home_dir)

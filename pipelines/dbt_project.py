@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dagster_dbt import DbtProject
 
-from pipelines.settings import DBT_DIR
+from warehouse.home import DBT_DIR
 
 ledger_dbt = DbtProject(project_dir=DBT_DIR, profiles_dir=DBT_DIR)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from pipelines.lake import export_sources, import_tables
+from warehouse.lake import export_sources, import_tables
 
 ENGINES = ("duckdb", "spark")
 

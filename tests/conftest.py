@@ -10,12 +10,12 @@ import pytest
 from tests import prefetch
 
 REPO = Path(__file__).resolve().parent.parent
-PUBLIC_DATA = (REPO.parent / "shared" / "data" / "public").resolve()
+PUBLIC_DATA = REPO / "tests" / "data" / "public"
 
 
 @pytest.fixture(scope="session")
 def public_data() -> Path:
-    """`../shared/data/public`: the real sample files every parser is tested on."""
+    """`tests/data/public`: the real public sample files every parser is tested on (see its PROVENANCE.md files)."""
     assert PUBLIC_DATA.is_dir(), f"real samples missing at {PUBLIC_DATA}"
     return PUBLIC_DATA
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from pipelines.raw_load import replace_file
+from warehouse.raw import replace_file
 from sources.common import ParseOutput
 
 

@@ -6,7 +6,7 @@ import dagster as dg
 from dagster_dbt import DbtCliResource
 
 from pipelines.dbt_project import dbt_executable, ledger_dbt
-from pipelines.settings import LedgerResource
+from pipelines.resources import LedgerResource
 
 defs = dg.Definitions(
     resources={

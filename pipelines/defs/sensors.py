@@ -23,9 +23,9 @@ import dagster as dg
 import requests
 
 from pipelines.defs.nightly import nightly_job
-from pipelines.landing import input_files
-from pipelines.publish import write_status
-from pipelines.settings import LedgerResource
+from warehouse.landing import input_files
+from warehouse.status import write_status
+from pipelines.resources import LedgerResource
 from sources.catalog import FAMILIES
 
 SETTLE_S = 30.0

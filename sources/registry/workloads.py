@@ -1,6 +1,6 @@
 """Parser for registry YAML files: `teams:`, `workloads:`, `mappings:` and `policies:` sections.
 
-Each workload carries the guide's Step 1 fields (../shared/docs/domain.md). A workload whose
+Each workload carries the guide's Step 1 fields (docs/registry.md). A workload whose
 required fields are missing still loads, marked `ready_to_compare = false` with the reasons, as
 the guide says ("if these cannot be filled in, the workload is not ready to be compared").
 A value outside a fixed vocabulary (e.g. a typo in the workload type) is a reject naming the

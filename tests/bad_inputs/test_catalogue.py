@@ -86,7 +86,7 @@ def build_catalogue_run(root: Path) -> dict:
                 raw_rows[(table, name)] += n
     finally:
         con.close()
-    from pipelines.landing import read_manifest
+    from warehouse.landing import read_manifest
 
     manifest_names = {f.original_name for f in read_manifest(home / "landing")}
     return {"home": home, "ok": ok, "reason": reason, "loads": loads, "rejects": rejects, "raw": raw_rows,

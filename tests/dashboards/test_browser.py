@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboards.reports import write_team_reports
+from reporting.team_reports import write_team_reports
 from tests.dashboards.serving_fixture import build_serving
 
 pytestmark = pytest.mark.browser

@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dashboards.decisions import DecisionDataMissing, write_decision_record
+from reporting.decisions import DecisionDataMissing, write_decision_record
 
 
 def test_record_chooses_best_candidate_meeting_slo(serving: Path, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dashboards.reports import safe_name, write_team_reports
+from reporting.team_reports import safe_name, write_team_reports
 
 
 def _csv(path: Path) -> list[dict[str, str]]:

@@ -4,7 +4,7 @@ One refresh (module fixture) on registry + the 11 FOCUS spec example files + the
 the sample landed twice under two names (identical bytes). A second fixture copies that home and
 runs again with a re-delivered sample (one BilledCost changed) to show replacement, not addition.
 
-Figures by hand from /work/shared/data/public/focus/focus_spec_examples/ (all period 2023-01, no
+Figures by hand from tests/data/public/focus/focus_spec_examples/ (all period 2023-01, no
 BillingCurrency column -> 'XXX', no BillingAccountId -> each file is its own commitment scope):
 - zero_percent_utilization_without_commitment_discount_flexibility: the one Unused line has
   EffectiveCost 1.50, no Used line -> used 0, unused 1.50, utilisation 0 %; the recurring
@@ -39,7 +39,7 @@ from tests import prefetch
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples" / "inputs"
-SPEC = Path("/work/shared/data/public/focus/focus_spec_examples")
+SPEC = REPO / "tests" / "data" / "public" / "focus" / "focus_spec_examples"
 SAMPLE = SAMPLES / "billing" / "focus_1.0_sample_1000_multicloud.csv"
 SAMPLE_TOTAL = Decimal("20.520226728990")  # docs/sources/billing.md
 CHANGE = Decimal("1.25")

@@ -7,7 +7,7 @@ import pytest
 
 from pipelines.defs.publish import docs
 from pipelines.defs.publish.docs import DOCS_FILES, dbt_docs
-from pipelines.settings import LedgerResource
+from pipelines.resources import LedgerResource
 
 
 @pytest.mark.e2e

@@ -26,7 +26,7 @@ def test_nightly_schedule_runs_at_two_utc() -> None:
 
 
 def test_gx_checks_have_their_suites_severity() -> None:
-    from pipelines.gx_suites import SUITES
+    from warehouse.expectations import SUITES
 
     graph = defs.resolve_asset_graph()
     checks = {k.name: graph.get_check_spec(k) for k in graph.asset_check_keys if k.name.startswith("gx_")}

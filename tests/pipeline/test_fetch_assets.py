@@ -10,8 +10,8 @@ import yaml
 
 from pipelines.defs.ingest.assets import RAW_ASSETS, landing_inputs
 from pipelines.defs.ingest.fetch import API_SPEND_KEY, PRICES_KEY, fetch_api_spend, fetch_prices, public_url
-from pipelines.landing import MANIFEST, read_manifest
-from pipelines.settings import LedgerResource
+from warehouse.landing import MANIFEST, read_manifest
+from pipelines.resources import LedgerResource
 from sources.catalog import recognise
 from tests.conftest import SAMPLES
 

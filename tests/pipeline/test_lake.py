@@ -9,8 +9,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipelines.compare import compare_marts
-from pipelines.lake import export_sources, import_tables
+from tests.compare import compare_marts
+from warehouse.lake import export_sources, import_tables
 
 
 def _ledger(path: Path) -> Path:

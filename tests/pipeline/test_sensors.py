@@ -8,8 +8,8 @@ from pathlib import Path
 import dagster as dg
 
 from pipelines.defs.sensors import WEBHOOK_ENV, drop_folder_sensor, notify_failure, notify_run_failure
-from pipelines.publish import read_status
-from pipelines.settings import LedgerResource
+from warehouse.status import read_status
+from pipelines.resources import LedgerResource
 
 
 def _tick(inputs: Path, home: Path, cursor: str | None):

@@ -12,7 +12,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from pipelines.gx_suites import CURRENCIES, MART_SUITES, RAW_SUITES, SUITES, Suite, read_frame, validate
+from warehouse.expectations import CURRENCIES, MART_SUITES, RAW_SUITES, SUITES, Suite, read_frame, validate
 
 REPO = Path(__file__).resolve().parents[2]
 BLOCKING = [s for s in SUITES if s.blocking]
@@ -186,7 +186,7 @@ def test_decimal_columns_are_compared_as_numbers() -> None:
 
 def test_percentages_allow_float_rounding_at_the_bounds_only() -> None:
     """100.00000000000001 (a quotient of sums on Spark) is 100 %; 100.01 is not a percentage."""
-    from pipelines.gx_suites import percent
+    from warehouse.expectations import percent
 
     suite = Suite("t", percent("utilisation_pct"))
     assert validate(suite, pd.DataFrame({"utilisation_pct": [0.0, 55.5, 100.00000000000001]}))[0]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from pipelines.raw_load import CONTRACTS_DIR
+from warehouse.raw import CONTRACTS_DIR
 from sources.billing.schema import TABLE, contract_columns
 from sources.billing.tags import normalise_tags
 from sources.catalog import formats_for, recognise

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipelines.compare import compare_marts, describe
+from tests.compare import compare_marts, describe
 from tests import prefetch
 from tests.conftest import SAMPLES, copy_home
 

@@ -3,9 +3,9 @@
 
 import dagster as dg
 
-from pipelines.ingest import ingest_family
-from pipelines.landing import land_inputs
-from pipelines.settings import LedgerResource
+from warehouse.ingest import ingest_family
+from warehouse.landing import land_inputs
+from pipelines.resources import LedgerResource
 from sources.catalog import FAMILIES
 
 

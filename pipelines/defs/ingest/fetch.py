@@ -24,8 +24,9 @@ import dagster as dg
 import requests
 import yaml
 
-from pipelines.landing import LandedFile, land_file, read_manifest
-from pipelines.settings import REPO_ROOT, LedgerResource
+from warehouse.landing import LandedFile, land_file, read_manifest
+from warehouse.home import REPO_ROOT
+from pipelines.resources import LedgerResource
 from sources.api_spend import fetch as api_fetch
 from sources.prices import fetch as price_fetch
 

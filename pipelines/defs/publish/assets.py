@@ -7,8 +7,9 @@ from datetime import datetime, timezone
 import dagster as dg
 
 from pipelines.dbt_project import parse_manifest
-from pipelines.publish import publish, write_status
-from pipelines.settings import LedgerResource
+from warehouse.publish import publish
+from warehouse.status import write_status
+from pipelines.resources import LedgerResource
 
 
 def mart_keys() -> list[dg.AssetKey]:

@@ -15,7 +15,8 @@ import dagster as dg
 
 from pipelines.dbt_project import dbt_executable
 from pipelines.defs.publish.assets import publication
-from pipelines.settings import DBT_DIR, LedgerResource
+from warehouse.home import DBT_DIR
+from pipelines.resources import LedgerResource
 
 DOCS_FILES = ("index.html", "manifest.json", "catalog.json")
 DOCS_TIMEOUT_S = 600

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 import dagster as dg
 import duckdb
 
-from pipelines.audit import record_check
-from pipelines.gx_suites import SUITES, Suite, run_suite
-from pipelines.settings import LedgerResource
+from warehouse.audit import record_check
+from warehouse.expectations import SUITES, Suite, run_suite
+from pipelines.resources import LedgerResource
 
 SPECS = [
     dg.AssetCheckSpec(

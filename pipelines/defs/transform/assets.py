@@ -17,10 +17,10 @@ from typing import Any
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
 
-from pipelines.audit import record_check
+from warehouse.audit import record_check
 from pipelines.dbt_project import ledger_dbt, parse_manifest
 from pipelines.engines import ENGINES, prepare_engine, publish_engine_marts
-from pipelines.settings import LedgerResource
+from pipelines.resources import LedgerResource
 
 parse_manifest()
 

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from dashboards import data
-from dashboards.reports import safe_name
+from reporting.team_reports import safe_name
 
 INPUT_COLUMNS = ("candidate", "provider", "gpu_model", "gpu_count", "pricing_category", "route_kind", "gpu_cost",
                  "storage_network", "platform_labor", "failure_loss", "accepted_outputs", "p95_latency_ms",

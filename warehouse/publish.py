@@ -7,7 +7,6 @@ an atomic rename. A failed refresh leaves the last good copy and records why in
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from datetime import datetime, timezone
@@ -16,7 +15,6 @@ from pathlib import Path
 import duckdb
 
 PUBLISHED_SCHEMAS = ("marts",)
-STATUS_FILE = "last_refresh.json"
 
 
 def published_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -102,20 +100,3 @@ def _test_pause_before_rename(tmp: Path) -> None:
     if pause > 0:
         print(f"test hook: {tmp.name} written; pausing {pause:g}s before the rename", flush=True)
         time.sleep(pause)
-
-
-def write_status(home: Path, ok: bool, run_id: str, message: str) -> None:
-    """Record the outcome of the latest refresh for the dashboard banner and `gpu-ledger status`."""
-    status = {
-        "ok": ok, "run_id": run_id, "message": message,
-        "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-    }
-    tmp = home / f".{STATUS_FILE}.tmp"
-    tmp.write_text(json.dumps(status, indent=2))
-    os.replace(tmp, home / STATUS_FILE)
-
-
-def read_status(home: Path) -> dict | None:
-    """The last refresh outcome, if any."""
-    path = home / STATUS_FILE
-    return json.loads(path.read_text()) if path.exists() else None

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.audit import ensure_audit
-from pipelines.landing import LandedFile, read_manifest
-from pipelines.raw_load import ensure_all_raw_tables, replace_file
+from warehouse.audit import ensure_audit
+from warehouse.landing import LandedFile, read_manifest
+from warehouse.raw import ensure_all_raw_tables, replace_file
 from sources.catalog import recognise
 from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile
 

@@ -15,7 +15,7 @@ import yaml
 
 from sources.common import ParseOutput
 
-CONTRACTS_DIR = Path(__file__).resolve().parent.parent / "warehouse" / "contracts"
+CONTRACTS_DIR = Path(__file__).resolve().parent / "contracts"
 LINEAGE_COLUMNS = {
     "_file_hash": "VARCHAR",
     "_source_file": "VARCHAR",

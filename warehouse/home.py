@@ -1,0 +1,109 @@
+"""The warehouse home: where the working database, the published copy, landing and outputs live.
+
+One place resolves the home (`resolve_home`) and names every path in it (`Home`). The CLI,
+Dagster resources, dashboards and reports all go through here; nothing else spells a file name
+of the home. Resolution happens when called, never at import.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_HOME = REPO_ROOT / "warehouse" / "home"
+BUNDLED_INPUTS = REPO_ROOT / "samples" / "inputs"
+DBT_DIR = REPO_ROOT / "dbt"
+HOME_ENV = "GPU_LEDGER_HOME"
+INPUTS_ENV = "GPU_LEDGER_INPUTS"
+# DuckDB's own cap keeps a refresh inside the 4 GiB budget on small machines.
+DUCKDB_MEMORY_LIMIT = "3GB"
+
+
+class HomeError(ValueError):
+    """The home path cannot hold a warehouse (e.g. it is a file)."""
+
+
+def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
+    """Explicit home, else GPU_LEDGER_HOME, else ./warehouse/home (absolute)."""
+    value = home or os.environ.get(HOME_ENV) or DEFAULT_HOME
+    return Path(value).expanduser().resolve()
+
+
+def resolve_inputs(inputs: str | os.PathLike[str] | None = None) -> Path:
+    """Explicit inputs folder, else GPU_LEDGER_INPUTS, else the bundled samples."""
+    value = inputs or os.environ.get(INPUTS_ENV) or BUNDLED_INPUTS
+    return Path(value).expanduser().resolve()
+
+
+@dataclass(frozen=True)
+class Home:
+    """Every path of one warehouse home (see the README's table)."""
+
+    root: Path
+
+    @classmethod
+    def at(cls, home: str | os.PathLike[str] | None = None) -> Home:
+        """The home resolved as `resolve_home` does."""
+        return cls(resolve_home(home))
+
+    def ensure(self) -> Home:
+        """Create the home folder; a path that exists and is not a folder is an error."""
+        if self.root.exists() and not self.root.is_dir():
+            raise HomeError(f"warehouse home {self.root} exists and is not a folder")
+        self.root.mkdir(parents=True, exist_ok=True)
+        return self
+
+    @property
+    def ledger_db(self) -> Path:
+        return self.root / "ledger.duckdb"
+
+    @property
+    def serving_db(self) -> Path:
+        return self.root / "serving.duckdb"
+
+    @property
+    def status_file(self) -> Path:
+        return self.root / "last_refresh.json"
+
+    @property
+    def landing(self) -> Path:
+        return self.root / "landing"
+
+    @property
+    def reports(self) -> Path:
+        return self.root / "reports"
+
+    @property
+    def decisions(self) -> Path:
+        return self.root / "decisions"
+
+    @property
+    def dbt_docs(self) -> Path:
+        return self.root / "dbt-docs"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def run_log(self) -> Path:
+        return self.logs / "last_run.log"
+
+    @property
+    def lake(self) -> Path:
+        return self.root / "lake"
+
+    @property
+    def spark(self) -> Path:
+        return self.root / "spark"
+
+
+def connect_ledger(db_path: Path) -> duckdb.DuckDBPyConnection:
+    """The single writer connection to the working database; close it before dbt runs."""
+    con = duckdb.connect(str(db_path))
+    con.execute(f"set memory_limit='{DUCKDB_MEMORY_LIMIT}'")
+    return con
