@@ -16,7 +16,10 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
-from dashboards import data
+from reporting.formatting import fmt_money
+from warehouse import serving
+from warehouse.home import Home, resolve_home
+from warehouse.status import read_status
 
 ALL = "All"
 T = TypeVar("T")
@@ -24,12 +27,12 @@ T = TypeVar("T")
 
 def home() -> Path:
     """The warehouse home, resolved on every run so a changed GPU_LEDGER_HOME takes effect."""
-    return data.resolve_home()
+    return resolve_home()
 
 
-def serving() -> Path:
+def serving_db() -> Path:
     """The published copy every page reads."""
-    return data.serving_path(home())
+    return Home(home()).serving_db
 
 
 def fmt_time(value: Any) -> str:
@@ -43,10 +46,10 @@ def fmt_time(value: Any) -> str:
 
 def banner() -> None:
     """Publication time and the last refresh outcome, drawn above every page."""
-    pub = load(data.publication, serving())
-    status = data.read_status(home())
+    pub = load(serving.publication, serving_db())
+    status = read_status(home())
     if pub is None:
-        st.warning(f"No publication yet: {data.SERVING_FILE} has not been published in {home()}.")
+        st.warning(f"No publication yet: {serving_db().name} has not been published in {home()}.")
     as_of = fmt_time(pub["published_at"]) if pub else "never"
     if status is not None and not status.get("ok", True):
         st.error(f"Last refresh failed because {status.get('message') or 'of an unknown error'}; "
@@ -59,7 +62,7 @@ def banner() -> None:
 
 @st.cache_data(ttl=3600, max_entries=512, show_spinner=False)
 def _cached(name: str, stamp: tuple[int, int, int], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    return getattr(data, name)(*args, **kwargs)
+    return getattr(serving, name)(*args, **kwargs)
 
 
 def load(fn: Callable[..., T], path: Path, *args: Any, **kwargs: Any) -> T:
@@ -79,7 +82,7 @@ def guard(fn: Callable[..., T], path: Path, *args: Any, **kwargs: Any) -> T | No
     """Load data; if its table or column is not published yet, say so and return None."""
     try:
         return load(fn, path, *args, **kwargs)
-    except data.NotPublished as exc:
+    except serving.NotPublished as exc:
         st.info(f"Not published yet: {exc}. This section fills in once a refresh publishes it.")
         return None
 
@@ -120,5 +123,5 @@ def money_table(df: pd.DataFrame, money_cols: list[str], currency_col: str = "cu
     out = df.copy()
     for col in money_cols:
         if col in out.columns:
-            out[col] = [data.fmt_money(v, c) for v, c in zip(out[col], out[currency_col])]
+            out[col] = [fmt_money(v, c) for v, c in zip(out[col], out[currency_col])]
     return out

@@ -15,17 +15,21 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from warehouse.home import REPO_ROOT, resolve_home, resolve_inputs
+from warehouse import serving
+from warehouse.home import HOME_ENV, REPO_ROOT, Home, HomeError, resolve_home, resolve_inputs
 
 app = typer.Typer(help="GPU Ledger: what each GPU workload costs per accepted output.", no_args_is_help=True)
 console = Console()
 
 
-def _set_env(home: Path, inputs: Path | None = None) -> None:
-    os.environ["GPU_LEDGER_HOME"] = str(home)
-    os.environ["GPU_LEDGER_DB"] = str(home / "ledger.duckdb")
-    if inputs is not None:
-        os.environ["GPU_LEDGER_INPUTS"] = str(inputs)
+def _home(home: Path | None, create: bool = False) -> Home:
+    """The home for a command; a path that cannot hold a warehouse ends the command with its reason."""
+    paths = Home(resolve_home(home))
+    try:
+        return paths.ensure() if create else paths.check()
+    except HomeError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
 
 
 def execute_refresh(
@@ -38,56 +42,39 @@ def execute_refresh(
     (YYYY-MM-DD, inclusive) add a window of days, `full_refresh` rebuilds them from all raw rows.
     `engine` runs the dbt transforms on DuckDB (default) or Spark (pipelines/engines.py).
     """
-    _set_env(home, inputs)
-    home.mkdir(parents=True, exist_ok=True)
+    paths = Home(home).ensure()
     from pipelines.dbt_project import parse_manifest
 
     parse_manifest()  # re-parses only when the dbt project changed since the last parse
     import dagster as dg
 
     from pipelines.definitions import defs
-    from warehouse.status import write_status
+    from pipelines.outcome import record_result
 
     job = defs.resolve_job_def("nightly")
-    logs = home / "logs"
-    logs.mkdir(exist_ok=True)
+    paths.logs.mkdir(exist_ok=True)
     # dagster-dbt echoes every dbt event to stdout; the console shows the summary, the log keeps it all.
-    with open(logs / "last_run.log", "w") as log, contextlib.redirect_stdout(log), \
+    with open(paths.run_log, "w") as log, contextlib.redirect_stdout(log), \
             dg.DagsterInstance.ephemeral() as instance:
         result = job.execute_in_process(
             instance=instance, raise_on_error=False,
             run_config={
                 "loggers": {"console": {"config": {"log_level": os.environ.get("GPU_LEDGER_LOG_LEVEL", "CRITICAL")}}},
+                # The home and inputs reach every asset as resource config, not through the environment.
+                "resources": {"ledger": {"config": {"home": str(paths.root), "inputs": str(inputs)}}},
                 "ops": {"ledger_dbt_assets": {"config": {
                     "full_refresh": full_refresh, "backfill_from": backfill_from, "backfill_to": backfill_to,
                     "engine": engine}}},
             },
         )
-    reasons = []
-    for event in result.all_events:
-        if event.event_type_value == "STEP_FAILURE":
-            err = event.event_specific_data.error
-            while err is not None and err.cause is not None:  # the innermost cause names the problem
-                err = err.cause
-            message = (err.message if err else "failed").strip().splitlines()
-            reasons.append(f"{event.step_key}: {message[-1] if message else 'failed'}")
-    published = any(
-        e.event_type_value == "ASSET_MATERIALIZATION" and e.asset_key == dg.AssetKey(["serving", "publication"])
-        for e in result.all_events
-    )
-    ok = result.success and published
-    if not ok:
-        reason = "; ".join(reasons) or "a blocking check failed before publication"
-        write_status(home, False, result.run_id, reason)
-        return False, result.run_id, reason
-    return True, result.run_id, ""
+    ok, reason = record_result(paths.root, result)
+    return ok, result.run_id, reason
 
 
 def print_summary(home: Path, run_id: str) -> None:
     """Rows per source, rejects, checks, total cost and where to look."""
-    db = home / "ledger.duckdb"
-    serving = home / "serving.duckdb"
-    con = duckdb.connect(str(db), read_only=True)
+    paths = Home(home)
+    con = duckdb.connect(str(paths.ledger_db), read_only=True)
     try:
         per_family = con.execute(
             "select family, count(*) filter (where status = 'loaded'), sum(rows_loaded), sum(rejects), "
@@ -110,20 +97,15 @@ def print_summary(home: Path, run_id: str) -> None:
     for name, msg in problems:
         console.print(f"[yellow]quarantined file[/yellow] {name}: {msg}")
     console.print(f"checks: {checks[1]} of {checks[0]} passed")
-    if serving.exists():
-        scon = duckdb.connect(str(serving), read_only=True)
-        try:
-            totals = scon.execute(
-                "select currency, sum(total_cost) from fct_chargeback_monthly group by currency order by currency"
-            ).fetchall()
-            published_at = scon.execute("select published_at from publication").fetchone()[0]
-        finally:
-            scon.close()
-        for cur, amount in totals:
+    pub = serving.publication(paths.serving_db)
+    if pub is not None:
+        totals = serving.query(paths.serving_db, "select currency, sum(total_cost) as total from fct_chargeback_monthly "
+                                                 "group by currency order by currency")
+        for cur, amount in zip(totals["currency"], totals["total"]):
             console.print(f"total billed cost: {amount:,.2f} {cur}")
-        console.print(f"published at {published_at:%Y-%m-%d %H:%M:%S} UTC -> {serving}")
-    console.print(f"reports:   {home / 'reports'}")
-    console.print(f"run log:   {home / 'logs' / 'last_run.log'}")
+        console.print(f"published at {pub['published_at']:%Y-%m-%d %H:%M:%S} UTC -> {paths.serving_db}")
+    console.print(f"reports:   {paths.reports}")
+    console.print(f"run log:   {paths.run_log}")
     console.print(f"dashboard: gpu-ledger dashboard --home {home}   (or: make dashboard)")
 
 
@@ -143,7 +125,7 @@ def run(
     Only new files are loaded; the big dbt facts rebuild only the UTC days those files touch.
     --from/--to adds days to rebuild; --full-refresh rebuilds every day.
     """
-    home_dir = resolve_home(home)
+    home_dir = _home(home, create=True).root
     inputs_dir = resolve_inputs(inputs)
     if not inputs_dir.is_dir():
         console.print(f"[red]inputs folder not found: {inputs_dir}[/red]")
@@ -163,7 +145,7 @@ def run(
                                              backfill_from=backfill_from, backfill_to=backfill_to, engine=engine)
     if not ok:
         console.print(f"[red]refresh failed, publication withheld:[/red] {reason}")
-        if (home_dir / "serving.duckdb").exists():
+        if Home(home_dir).serving_db.exists():
             console.print("the previous publication stays in place")
     try:
         print_summary(home_dir, run_id)
@@ -178,13 +160,13 @@ def dashboard(
     port: int = typer.Option(8501, help="port on 127.0.0.1"),
 ) -> None:
     """Start the Streamlit dashboard on 127.0.0.1 (reads serving.duckdb read-only)."""
-    home_dir = resolve_home(home)
-    _set_env(home_dir)
-    console.print(f"dashboard: http://127.0.0.1:{port}  (data: {home_dir / 'serving.duckdb'})")
+    paths = _home(home)
+    console.print(f"dashboard: http://127.0.0.1:{port}  (data: {paths.serving_db})")
     app_path = REPO_ROOT / "dashboards" / "app.py"
     cmd = [sys.executable, "-m", "streamlit", "run", str(app_path), "--server.address", "127.0.0.1",
            "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-    raise typer.Exit(subprocess.call(cmd))
+    # The Streamlit child learns the home from its own environment; this process's stays untouched.
+    raise typer.Exit(subprocess.call(cmd, env={**os.environ, HOME_ENV: str(paths.root)}))
 
 
 @app.command()
@@ -196,8 +178,8 @@ def report(
     """Write per-team chargeback/showback reports (HTML + CSV) from the published copy."""
     from reporting.team_reports import write_team_reports
 
-    home_dir = resolve_home(home)
-    written = write_team_reports(home_dir / "serving.duckdb", home_dir / "reports", team=team, month=month)
+    paths = _home(home)
+    written = write_team_reports(paths.serving_db, paths.reports, team=team, month=month)
     for path in written:
         console.print(str(path))
     console.print(f"{len(written)} files written")
@@ -211,9 +193,9 @@ def decide(
     """Write a dated decision record (Markdown + JSON) for a workload's GPU / API route choice."""
     from reporting.decisions import DecisionDataMissing, write_decision_record
 
-    home_dir = resolve_home(home)
+    paths = _home(home)
     try:
-        md, js = write_decision_record(home_dir / "serving.duckdb", home_dir / "decisions", workload)
+        md, js = write_decision_record(paths.serving_db, paths.decisions, workload)
     except DecisionDataMissing as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(1) from exc
@@ -227,29 +209,24 @@ def status(home: Optional[Path] = typer.Option(None, help="warehouse home")) -> 
 
     from warehouse.status import read_status
 
-    home_dir = resolve_home(home)
-    last = read_status(home_dir)
+    paths = _home(home)
+    last = read_status(paths.root)
     if last is None:
         console.print("no refresh has run in this home yet")
         raise typer.Exit(1)
     colour = "green" if last["ok"] else "red"
     console.print(f"last refresh: [{colour}]{'ok' if last['ok'] else 'FAILED'}[/{colour}] "
                   f"at {last['finished_at']} (run {last['run_id']}): {last['message']}")
-    serving = home_dir / "serving.duckdb"
-    if not serving.exists():
+    pub = serving.publication(paths.serving_db)
+    if pub is None:
         console.print("no publication yet")
         raise typer.Exit(1)
-    con = duckdb.connect(str(serving), read_only=True)
-    try:
-        run_id, published_at, checks_run, checks_passed = con.execute(
-            "select run_id, published_at, checks_run, checks_passed from publication").fetchone()
-        failed = con.execute("select check_name, severity, detail from check_results where not passed").fetchall()
-    finally:
-        con.close()
-    age = datetime.now(timezone.utc).replace(tzinfo=None) - published_at
-    console.print(f"publication: run {run_id} at {published_at:%Y-%m-%d %H:%M} UTC "
-                  f"({age.total_seconds() / 3600:.1f} h old); checks {checks_passed}/{checks_run} passed")
-    for name, severity, detail in failed:
+    failed = serving.query(paths.serving_db, "select check_name, severity, detail from check_results where not passed "
+                                             "order by severity, check_name")
+    age = datetime.now(timezone.utc).replace(tzinfo=None) - pub["published_at"]
+    console.print(f"publication: run {pub['run_id']} at {pub['published_at']:%Y-%m-%d %H:%M} UTC "
+                  f"({age.total_seconds() / 3600:.1f} h old); checks {pub['checks_passed']}/{pub['checks_run']} passed")
+    for name, severity, detail in failed.itertuples(index=False):
         console.print(f"  [yellow]{severity}[/yellow] {name}: {detail}")
 
 
@@ -259,8 +236,7 @@ def rejects(
     source: Optional[str] = typer.Option(None, help="only this source family"),
 ) -> None:
     """List quarantined rows and files (from the working database)."""
-    home_dir = resolve_home(home)
-    con = duckdb.connect(str(home_dir / "ledger.duckdb"), read_only=True)
+    con = duckdb.connect(str(_home(home).ledger_db), read_only=True)
     try:
         rows = con.execute(
             "select source_family, file_name, line, rule, column_name, value, message from audit.dq_rejects "
@@ -276,10 +252,13 @@ def rejects(
     console.print(table)
 
 
+@app.command()
+def prepare() -> None:
+    """Parse the dbt project (the manifest Dagster builds its assets from); run after editing dbt/."""
+    from pipelines.dbt_project import parse_manifest
 
-from pipelines.cli_generate import generate_command  # noqa: E402 - registered after the core commands
+    console.print(f"dbt manifest: {parse_manifest(force=True)}")
 
-app.command("generate", help="Write a realistic, seeded inputs folder (fleet generator).")(generate_command)
 
 if __name__ == "__main__":
     app()

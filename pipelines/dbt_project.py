@@ -31,9 +31,9 @@ def _project_mtime() -> float:
 def parse_manifest(force: bool = False) -> Path:
     """Run `dbt parse` when the manifest is missing or older than the project (or when forced).
 
-    This is the preparation `DbtProject.prepare_if_dev` does under `dagster dev`, made to work on a
-    fresh clone and for the CLI. Dagster builds its dbt assets from this manifest at import time,
-    so it must be current before `pipelines.definitions` is imported.
+    This is the preparation `DbtProject.prepare_if_dev` does under `dagster dev`, done at run time
+    by `gpu-ledger run` / `gpu-ledger prepare` (and `make setup`), never at import: Dagster builds
+    its dbt assets from this manifest when `pipelines.definitions` is imported.
     """
     manifest = ledger_dbt.manifest_path
     if force or not manifest.exists() or manifest.stat().st_mtime < _project_mtime():
@@ -44,4 +44,15 @@ def parse_manifest(force: bool = False) -> Path:
         )
         if done.returncode != 0:
             raise RuntimeError(f"dbt parse failed:\n{done.stdout}\n{done.stderr}")
+    return manifest
+
+
+def require_manifest() -> Path:
+    """The parsed manifest's path; a clear error when it was never prepared (read at import time)."""
+    manifest = ledger_dbt.manifest_path
+    if not manifest.exists():
+        raise FileNotFoundError(
+            f"dbt manifest missing at {manifest}: run `gpu-ledger prepare` (or `make setup`) once, "
+            "and again after editing the dbt project"
+        )
     return manifest

@@ -2,11 +2,11 @@
 
 The ingest, the checks and the publication always work on the DuckDB ledger. For Spark, the raw and
 audit tables are exported to the Parquet lake before `dbt build --target spark`, and the marts Spark
-built are imported back into the ledger afterwards (pipelines/lake.py). The locations are derived
-from the warehouse home, one place:
+built are imported back into the ledger afterwards (warehouse/lake.py). The locations are derived
+from the warehouse home (`warehouse.home.Home`) and reach dbt as vars, never through the environment:
 
-    <home>/lake/<schema>/<table>/          Parquet the Spark sources read (GPU_LEDGER_LAKE)
-    <home>/spark/warehouse/<schema>.db/    tables Spark builds (GPU_LEDGER_SPARK_DIR)
+    <home>/lake/<schema>/<table>/          Parquet the Spark sources read (var lake_dir)
+    <home>/spark/warehouse/<schema>.db/    tables Spark builds (var spark_dir)
 """
 
 from __future__ import annotations
@@ -14,36 +14,28 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from warehouse.home import Home
 from warehouse.lake import export_sources, import_tables
 
 ENGINES = ("duckdb", "spark")
 
 
-def spark_dir(home: Path) -> Path:
-    """The Spark session's directory under the warehouse home."""
-    return home / "spark"
-
-
 def prepare_engine(engine: str, home: Path, db_path: Path) -> dict[str, str]:
-    """Get the engine ready for `dbt build`; returns the environment dbt's profile reads."""
+    """Get the engine ready for `dbt build`; returns the dbt vars its profile and sources read."""
+    paths = Home(home)
     if engine == "duckdb":
-        return {}
+        return {"ledger_db": str(db_path)}
     if engine != "spark":
         raise ValueError(f"unknown engine {engine!r}; expected one of {ENGINES}")
-    export_sources(db_path, home / "lake")
+    export_sources(db_path, paths.lake)
     # Session mode keeps its catalog in memory: every build starts from an empty warehouse.
-    shutil.rmtree(spark_dir(home) / "warehouse", ignore_errors=True)
-    spark_dir(home).mkdir(parents=True, exist_ok=True)
-    return {
-        "GPU_LEDGER_LAKE": str(home / "lake"),
-        "GPU_LEDGER_SPARK_DIR": str(spark_dir(home)),
-        # Spark binds its driver to loopback only (no traffic leaves the machine).
-        "SPARK_LOCAL_IP": "127.0.0.1",
-    }
+    shutil.rmtree(paths.spark / "warehouse", ignore_errors=True)
+    paths.spark.mkdir(parents=True, exist_ok=True)
+    return {"ledger_db": str(db_path), "lake_dir": str(paths.lake), "spark_dir": str(paths.spark)}
 
 
 def publish_engine_marts(engine: str, home: Path, db_path: Path) -> dict[str, int]:
     """Bring the marts another engine built into the ledger; rows per table ({} on DuckDB)."""
     if engine == "duckdb":
         return {}
-    return import_tables(spark_dir(home) / "warehouse", db_path, schema="marts")
+    return import_tables(Home(home).spark / "warehouse", db_path, schema="marts")

@@ -16,8 +16,9 @@ from typing import Any
 
 import pandas as pd
 
-from dashboards import data
+from reporting.formatting import exact
 from reporting.team_reports import safe_name
+from warehouse import serving
 
 INPUT_COLUMNS = ("candidate", "provider", "gpu_model", "gpu_count", "pricing_category", "route_kind", "gpu_cost",
                  "storage_network", "platform_labor", "failure_loss", "accepted_outputs", "p95_latency_ms",
@@ -40,7 +41,7 @@ class DecisionDataMissing(LookupError):
 def _plain(value: Any) -> Any:
     """JSON-safe values: Decimal as exact strings, dates as ISO text, NaN/NA as null."""
     if isinstance(value, Decimal):
-        return data.exact(value)
+        return exact(value)
     if isinstance(value, (datetime, date, pd.Timestamp)):
         return value.isoformat()
     if value is None or (not isinstance(value, (str, bool, list, dict)) and pd.isna(value)):
@@ -69,8 +70,8 @@ def _md_table(rows: list[dict[str, Any]]) -> str:
 def build_decision(serving_path: Path, workload_id: str, decided_on: date) -> dict[str, Any]:
     """The decision as a dict (what the JSON file holds)."""
     try:
-        candidates = data.workload_table(serving_path, "fct_candidate_comparison", workload_id)
-    except data.NotPublished as exc:
+        candidates = serving.workload_table(serving_path, "fct_candidate_comparison", workload_id)
+    except serving.NotPublished as exc:
         raise DecisionDataMissing(f"cannot write a decision record for {workload_id!r}: {exc}") from exc
     if candidates.empty:
         raise DecisionDataMissing(f"cannot write a decision record for {workload_id!r}: "
@@ -78,8 +79,8 @@ def build_decision(serving_path: Path, workload_id: str, decided_on: date) -> di
     optional: dict[str, list[dict[str, Any]] | None] = {}
     for table in ("dim_workload", "fct_memory_fit", "fct_capacity_options"):
         try:
-            optional[table] = _records(data.workload_table(serving_path, table, workload_id))
-        except data.NotPublished:
+            optional[table] = _records(serving.workload_table(serving_path, table, workload_id))
+        except serving.NotPublished:
             optional[table] = None
     eligible = candidates[candidates["meets_slo"].fillna(False).astype(bool)].sort_values("rank")
     chosen = _records(eligible.head(1))[0] if not eligible.empty else None
@@ -87,7 +88,7 @@ def build_decision(serving_path: Path, workload_id: str, decided_on: date) -> di
     return {
         "workload_id": workload_id,
         "decided_on": decided_on.isoformat(),
-        "publication": {k: _plain(v) for k, v in (data.publication(serving_path) or {}).items()},
+        "publication": {k: _plain(v) for k, v in (serving.publication(serving_path) or {}).items()},
         "registry_entry": registry[0] if registry else None,
         "acceptance_criteria": {
             "rules": ACCEPTANCE,
@@ -131,7 +132,7 @@ def _markdown(rec: dict[str, Any]) -> str:
 
 def write_decision_record(serving_path: Path, out_dir: Path, workload_id: str,
                           decided_on: date | None = None) -> tuple[Path, Path]:
-    """Write out_dir/<workload_id>/<YYYY-MM-DD>.md and .json; raises DecisionDataMissing without data."""
+    """Write out_dir/<workload_id>/<YYYY-MM-DD>.md and .json; raises DecisionDataMissing without serving."""
     decided_on = decided_on or date.today()
     record = build_decision(serving_path, workload_id, decided_on)
     folder = Path(out_dir) / safe_name(workload_id)

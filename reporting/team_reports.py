@@ -20,7 +20,8 @@ from typing import Any
 
 import pandas as pd
 
-from dashboards import data
+from reporting.formatting import exact, fmt_money, fmt_unit_cost
+from warehouse import serving
 
 CHARGE_COMPONENTS = ("direct_cost", "shared_cost", "idle_cost", "api_cost", "credits", "tax")
 BUDGET_COLUMNS = ("budget_monthly", "budget_remaining", "forecast_month_end")
@@ -76,7 +77,7 @@ def svg_bars(items: list[tuple[str, Decimal | float]], currency: str, width: int
         parts.append(f'<text x="{label_w - 6}" y="{y + 15}" text-anchor="end" font-size="12">{escape(label)}</text>'
                      f'<rect x="{x:.1f}" y="{y + 3}" width="{max(w, 1):.1f}" height="{row - 8}" fill="{colour}"/>'
                      f'<text x="{label_w + plot_w + 6}" y="{y + 15}" font-size="12">'
-                     f'{escape(data.fmt_money(v, currency))}</text>')
+                     f'{escape(fmt_money(v, currency))}</text>')
     parts.append(f'<line x1="{zero:.1f}" y1="0" x2="{zero:.1f}" y2="{row * len(items) + 8}" stroke="#57606a"/></svg>')
     return "".join(parts)
 
@@ -92,9 +93,9 @@ def _html_table(df: pd.DataFrame, money: set[str], currency_col: str = "currency
         for c in df.columns:
             v = r[c]
             if c in money:
-                cells.append(f'<td class="n">{escape(data.fmt_money(v, r.get(currency_col)))}</td>')
+                cells.append(f'<td class="n">{escape(fmt_money(v, r.get(currency_col)))}</td>')
             elif c in unit_costs:
-                cells.append(f'<td class="n">{escape(data.fmt_unit_cost(v, r.get(currency_col)))}</td>')
+                cells.append(f'<td class="n">{escape(fmt_unit_cost(v, r.get(currency_col)))}</td>')
             elif isinstance(v, (int, float, Decimal)) and not isinstance(v, bool):
                 text = "n/a" if pd.isna(v) else (f"{float(v):.1%}" if c.endswith("share") else f"{float(v):,.6g}")
                 cells.append(f'<td class="n">{escape(text)}</td>')
@@ -106,13 +107,13 @@ def _html_table(df: pd.DataFrame, money: set[str], currency_col: str = "currency
 
 def _team_month(path: Path, team: str, period: date) -> dict[str, Any]:
     """Everything a report shows for one team and month; sections not published yet come back None."""
-    out: dict[str, Any] = {"charges": data.chargeback(path, team=team, month=period)}
+    out: dict[str, Any] = {"charges": serving.chargeback(path, team=team, month=period)}
     end = (pd.Timestamp(period) + pd.offsets.MonthEnd(0)).date()
-    for key, fn, kwargs in (("units", data.unit_costs, {"team": team, "start": period, "end": period}),
-                            ("util", data.utilisation, {"team": team, "start": period, "end": end})):
+    for key, fn, kwargs in (("units", serving.unit_costs, {"team": team, "start": period, "end": period}),
+                            ("util", serving.utilisation, {"team": team, "start": period, "end": end})):
         try:
             out[key] = fn(path, **kwargs)
-        except data.NotPublished as exc:
+        except serving.NotPublished as exc:
             out[key], out[f"{key}_missing"] = None, str(exc)
     return out
 
@@ -131,7 +132,7 @@ def _csv_rows(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any]
         for _, r in units.iterrows():
             for c in ("all_in_cost", "produced_outputs", "accepted_outputs", "effective_unit_cost", "naive_unit_cost"):
                 rows.append(["unit_cost", team, period, r.get("currency"), r["workload_id"], c, r[c], run, at])
-            for c in (*data.WASTE_COMPONENTS, "waste_cost"):
+            for c in (*serving.WASTE_COMPONENTS, "waste_cost"):
                 if c in r.index:
                     rows.append(["waste", team, period, r.get("currency"), r["workload_id"], c, r[c], run, at])
     util = parts.get("util")
@@ -145,7 +146,7 @@ def _csv_rows(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any]
 def _html(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any]) -> str:
     """The self-contained report page."""
     charges: pd.DataFrame = parts["charges"]
-    totals = " · ".join(data.fmt_money(t, c) for t, c in zip(charges["total_cost"], charges["currency"]))
+    totals = " · ".join(fmt_money(t, c) for t, c in zip(charges["total_cost"], charges["currency"]))
     sections = [f"<h1>Chargeback: {escape(team)} · {escape(period)}</h1>",
                 (f'<p class="meta">Built {datetime.now(UTC):%Y-%m-%d %H:%M} UTC from publication run '
                 f'{escape(str(pub.get("run_id")))}, published {escape(str(pub.get("published_at")))} UTC. '
@@ -189,8 +190,8 @@ def write_team_reports(serving_path: Path, out_dir: Path, team: str | None = Non
     if month is not None and not re.fullmatch(r"\d{4}-\d{2}", month):
         raise ValueError(f"month must look like YYYY-MM, got {month!r}")
     period = date.fromisoformat(f"{month}-01") if month else None
-    pub = data.publication(serving_path) or {}
-    rows = data.chargeback(serving_path, team=team, month=period)
+    pub = serving.publication(serving_path) or {}
+    rows = serving.chargeback(serving_path, team=team, month=period)
     written: list[Path] = []
     for period_start, group in rows.groupby("billing_period_start", sort=True):
         label = f"{pd.Timestamp(period_start):%Y-%m}"
@@ -205,6 +206,6 @@ def write_team_reports(serving_path: Path, out_dir: Path, team: str | None = Non
                 writer = csv.writer(fh)
                 writer.writerow(["section", "team_id", "month", "currency", "item", "metric", "value",
                                  "run_id", "published_at"])
-                writer.writerows([data.exact(v) for v in row] for row in _csv_rows(team_id, label, parts, pub))
+                writer.writerows([exact(v) for v in row] for row in _csv_rows(team_id, label, parts, pub))
             written += [html_path, csv_path]
     return written

@@ -1,4 +1,4 @@
-"""The `audit` schema: file loads, quarantined rows, check results and runs, written by Python."""
+"""The `audit` schema: file loads, quarantined rows and check results, written by Python."""
 
 from __future__ import annotations
 
@@ -18,9 +18,6 @@ create table if not exists audit.dq_rejects (
 create table if not exists audit.check_results (
     run_id varchar, check_name varchar, target varchar, severity varchar, passed boolean,
     detail varchar, checked_at timestamp
-);
-create table if not exists audit.runs (
-    run_id varchar, started_at timestamp, finished_at timestamp, status varchar, message varchar
 );
 """
 

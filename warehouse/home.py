@@ -50,11 +50,15 @@ class Home:
         """The home resolved as `resolve_home` does."""
         return cls(resolve_home(home))
 
-    def ensure(self) -> Home:
-        """Create the home folder; a path that exists and is not a folder is an error."""
+    def check(self) -> Home:
+        """This home, if its path can hold a warehouse (missing is fine; a file is not)."""
         if self.root.exists() and not self.root.is_dir():
             raise HomeError(f"warehouse home {self.root} exists and is not a folder")
-        self.root.mkdir(parents=True, exist_ok=True)
+        return self
+
+    def ensure(self) -> Home:
+        """Create the home folder (see `check`)."""
+        self.check().root.mkdir(parents=True, exist_ok=True)
         return self
 
     @property

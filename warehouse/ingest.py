@@ -15,11 +15,11 @@ from pathlib import Path
 
 import duckdb
 
+from sources.catalog import recognise
+from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile
 from warehouse.audit import ensure_audit
 from warehouse.landing import LandedFile, read_manifest
 from warehouse.raw import ensure_all_raw_tables, replace_file
-from sources.catalog import recognise
-from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile
 
 
 @dataclass

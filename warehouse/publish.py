@@ -8,7 +8,6 @@ an atomic rename. A failed refresh leaves the last good copy and records why in
 from __future__ import annotations
 
 import os
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -70,8 +69,7 @@ def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime
         tmp.unlink(missing_ok=True)
         raise
     con.close()
-    _test_pause_before_rename(tmp)
-    os.replace(tmp, serving_path)
+    _swap_into_place(tmp, serving_path)
     return counts
 
 
@@ -89,14 +87,6 @@ def _remove_stale_temp_copies(serving_path: Path) -> None:
             pass  # another user's live process
 
 
-def _test_pause_before_rename(tmp: Path) -> None:
-    """TEST HOOK (tests/faults/test_kill.py): GPU_LEDGER_TEST_PAUSE_BEFORE_RENAME=<seconds>.
-
-    Sleeps after the new copy is complete and before the rename, so a test can SIGKILL the
-    refresh at exactly that point and check that the last publication stays in place. Unset
-    (always, outside tests) it does nothing.
-    """
-    pause = float(os.environ.get("GPU_LEDGER_TEST_PAUSE_BEFORE_RENAME") or 0)
-    if pause > 0:
-        print(f"test hook: {tmp.name} written; pausing {pause:g}s before the rename", flush=True)
-        time.sleep(pause)
+def _swap_into_place(tmp: Path, target: Path) -> None:
+    """The atomic rename that publishes: readers see the old file or the new one, never a mix."""
+    os.replace(tmp, target)

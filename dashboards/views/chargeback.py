@@ -5,27 +5,29 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from dashboards import data, ui
+from dashboards import ui
+from reporting.formatting import fmt_money
+from warehouse import serving
 
 MONEY = ["total_cost", "direct_cost", "shared_cost", "idle_cost", "api_cost", "credits", "tax", "effective_cost",
          "budget_monthly", "budget_remaining", "forecast_month_end"]
 
-path = ui.serving()
+path = ui.serving_db()
 st.title("Chargeback")
 st.caption("One row per team, billing period and currency. '(unallocated)' and '(idle)' rows carry cost no team "
            "owns yet, so a period's rows add up to the invoice.")
 
-team = ui.pick("Team", ui.load(data.distinct, path, "fct_chargeback_monthly", "team_id"), "cb_team")
-month = ui.pick("Month", ui.load(data.distinct, path, "fct_chargeback_monthly", "billing_period_start"), "cb_month",
+team = ui.pick("Team", ui.load(serving.distinct, path, "fct_chargeback_monthly", "team_id"), "cb_team")
+month = ui.pick("Month", ui.load(serving.distinct, path, "fct_chargeback_monthly", "billing_period_start"), "cb_month",
                 fmt=ui.month)
-currency = ui.pick("Currency", ui.load(data.distinct, path, "fct_chargeback_monthly", "currency", True), "cb_currency",
+currency = ui.pick("Currency", ui.load(serving.distinct, path, "fct_chargeback_monthly", "currency", True), "cb_currency",
                    all_option=False)
-rows = ui.guard(data.chargeback, path, team=team, month=month, currency=currency)
+rows = ui.guard(serving.chargeback, path, team=team, month=month, currency=currency)
 
 if rows is not None:
     total = sum(rows["total_cost"], 0)
     c1, c2, c3 = st.columns(3)
-    c1.metric(f"Total charged ({currency})", data.fmt_money(total, currency))
+    c1.metric(f"Total charged ({currency})", fmt_money(total, currency))
     c2.metric("Teams", int(rows["team_id"].nunique()))
     c3.metric("Charge lines", f"{int(rows['charge_lines'].sum()):,}" if "charge_lines" in rows else "n/a")
     shown = ui.money_table(rows, MONEY)
@@ -51,7 +53,7 @@ if rows is not None:
 
 st.subheader("Reconciliation to the invoice")
 st.caption("Sum of chargeback rows vs sum of ledger BilledCost, per billing period and currency, exact to the cent.")
-recon = ui.guard(data.reconciliation, path)
+recon = ui.guard(serving.reconciliation, path)
 if recon is not None:
     broken = recon[~recon["reconciled"].astype(bool)]
     if broken.empty:

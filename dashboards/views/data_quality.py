@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import data, ui
+from dashboards import ui
+from warehouse import serving
 
-path = ui.serving()
+path = ui.serving_db()
 st.title("Data quality")
 
-pub = ui.load(data.publication, path)
+pub = ui.load(serving.publication, path)
 if pub is not None:
     c1, c2, c3 = st.columns(3)
     c1.metric("Checks passed", f"{pub.get('checks_passed')}/{pub.get('checks_run')}")
@@ -18,7 +19,7 @@ if pub is not None:
     st.caption(f"Tables published: {pub.get('tables_published') or 'n/a'}")
 
 st.subheader("Check results")
-checks = ui.guard(data.check_results, path)
+checks = ui.guard(serving.check_results, path)
 if checks is not None:
     failed = checks[~checks["passed"].astype(bool)]
     if failed.empty:
@@ -29,7 +30,7 @@ if checks is not None:
     st.dataframe(checks, hide_index=True)
 
 st.subheader("Quarantined rows per source")
-rejects = ui.guard(data.rejects_by_source, path)
+rejects = ui.guard(serving.rejects_by_source, path)
 if rejects is not None:
     if rejects.empty:
         st.success("No rejected rows.")
@@ -39,7 +40,7 @@ if rejects is not None:
 
 st.subheader("Stale prices")
 max_age = st.sidebar.number_input("Stale after (days)", min_value=1, max_value=365, value=7, key="dq_age")
-stale = ui.guard(data.stale_prices, path, int(max_age))
+stale = ui.guard(serving.stale_prices, path, int(max_age))
 if stale is not None:
     if stale.empty:
         st.success(f"Every current price was observed within {max_age} days of the publication.")

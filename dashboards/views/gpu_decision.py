@@ -5,16 +5,18 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboards import data, ui
+from dashboards import ui
+from reporting.formatting import fmt_money, fmt_unit_cost
+from warehouse import serving
 
-path = ui.serving()
+path = ui.serving_db()
 st.title("GPU decision")
 st.caption("Candidates are ranked by cost per accepted output; only candidates that meet the SLO can be chosen.")
 
-workload = ui.pick("Workload", ui.load(data.distinct, path, "fct_candidate_comparison", "workload_id"), "gd_workload",
+workload = ui.pick("Workload", ui.load(serving.distinct, path, "fct_candidate_comparison", "workload_id"), "gd_workload",
                    all_option=False)
-candidates = ui.guard(data.workload_table, path, "fct_candidate_comparison", workload) if workload else None
-if workload is None and ui.guard(data.require, path, "fct_candidate_comparison") is not None:
+candidates = ui.guard(serving.workload_table, path, "fct_candidate_comparison", workload) if workload else None
+if workload is None and ui.guard(serving.require, path, "fct_candidate_comparison") is not None:
     st.info("No candidates published yet.")
 
 if candidates is not None and not candidates.empty:
@@ -26,7 +28,7 @@ if candidates is not None and not candidates.empty:
         currency = best.get("currency") or ""
         c1, c2, c3 = st.columns(3)
         c1.metric("Chosen candidate", str(best["candidate"]))
-        c2.metric("Effective unit cost", data.fmt_unit_cost(best["effective_unit_cost"], currency))
+        c2.metric("Effective unit cost", fmt_unit_cost(best["effective_unit_cost"], currency))
         c3.metric("Basis", str(best.get("basis") or "n/a"))
     shown = ui.to_float(candidates)
     # The decision columns first; the inputs they were computed from follow.
@@ -39,14 +41,14 @@ if candidates is not None and not candidates.empty:
 
 if workload:
     st.subheader("Memory fit")
-    fit = ui.guard(data.workload_table, path, "fct_memory_fit", workload)
+    fit = ui.guard(serving.workload_table, path, "fct_memory_fit", workload)
     if fit is not None and fit.empty:
         st.caption("No memory-fit rows for this workload.")
     elif fit is not None:
         st.dataframe(ui.to_float(fit), hide_index=True)
 
     st.subheader("Rent, reserve or API: break-even utilisation")
-    options = ui.guard(data.workload_table, path, "fct_capacity_options", workload)
+    options = ui.guard(serving.workload_table, path, "fct_capacity_options", workload)
     if options is not None and not options.empty:
         flat = ui.to_float(options)
         fig = go.Figure(go.Bar(x=flat["option"], y=flat["break_even_utilisation"], name="break-even utilisation",
@@ -60,5 +62,5 @@ if workload:
         st.plotly_chart(fig)
         table = options.copy()
         if "monthly_cost" in table:
-            table["monthly_cost"] = [data.fmt_money(v, None) for v in table["monthly_cost"]]
+            table["monthly_cost"] = [fmt_money(v, None) for v in table["monthly_cost"]]
         st.table(table, hide_index=True)

@@ -5,29 +5,31 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from dashboards import data, ui
+from dashboards import ui
+from reporting.formatting import fmt_money, fmt_unit_cost
+from warehouse import serving
 
-path = ui.serving()
+path = ui.serving_db()
 st.title("Overview")
 
-team = ui.pick("Team", ui.load(data.distinct, path, "fct_chargeback_monthly", "team_id"), "ov_team")
-provider = ui.pick("Provider", ui.load(data.distinct, path, "ledger_focus", "ProviderName"), "ov_provider")
-currencies = (ui.load(data.distinct, path, "ledger_focus", "BillingCurrency", True)
-              or ui.load(data.distinct, path, "fct_chargeback_monthly", "currency", True))
+team = ui.pick("Team", ui.load(serving.distinct, path, "fct_chargeback_monthly", "team_id"), "ov_team")
+provider = ui.pick("Provider", ui.load(serving.distinct, path, "ledger_focus", "ProviderName"), "ov_provider")
+currencies = (ui.load(serving.distinct, path, "ledger_focus", "BillingCurrency", True)
+              or ui.load(serving.distinct, path, "fct_chargeback_monthly", "currency", True))
 currency = ui.pick("Currency", currencies, "ov_currency", all_option=False)
-periods = ui.load(data.distinct, path, "fct_chargeback_monthly", "billing_period_start")
+periods = ui.load(serving.distinct, path, "fct_chargeback_monthly", "billing_period_start")
 start = ui.pick("From month", periods, "ov_start", fmt=ui.month)
 end = ui.pick("To month", periods, "ov_end", fmt=ui.month)
 
-by_team = ui.guard(data.spend_by, path, "team", team=team, provider=provider, start=start, end=end)
-units = ui.guard(data.unit_costs, path, team=team, start=start, end=end)
+by_team = ui.guard(serving.spend_by, path, "team", team=team, provider=provider, start=start, end=end)
+units = ui.guard(serving.unit_costs, path, team=team, start=start, end=end)
 if units is not None and "currency" in units:
     units = units[units["currency"] == currency]  # never add amounts across currencies
 
 col1, col2, col3 = st.columns(3)
 if by_team is not None:
     spend = by_team[by_team["currency"] == currency]
-    col1.metric(f"Billed spend ({currency})", data.fmt_money(sum(spend["cost"], 0), currency))
+    col1.metric(f"Billed spend ({currency})", fmt_money(sum(spend["cost"], 0), currency))
     col2.metric("Teams with spend", int(spend.loc[spend["cost"] != 0, "team"].nunique()))
 if units is not None and not units.empty:
     all_in = sum(units["all_in_cost"].dropna(), 0)
@@ -38,7 +40,7 @@ st.subheader("Spend over time")
 for dimension, title in [("team", "by team"), ("provider", "by provider"), ("gpu_model", "by GPU model"),
                          ("workload_type", "by workload type (all-in cost)")]:
     df = by_team if dimension == "team" else ui.guard(
-        data.spend_by, path, dimension, team=team, provider=provider, start=start, end=end)
+        serving.spend_by, path, dimension, team=team, provider=provider, start=start, end=end)
     if df is None:
         continue
     df = ui.to_float(df[df["currency"] == currency])
@@ -58,7 +60,7 @@ if units is not None and not units.empty:
     table["all_in / naive"] = [f"{float(e / n):.2f}x" if n else "n/a"
                                for e, n in zip(table["effective_unit_cost"], table["naive_unit_cost"])]
     for col in ("naive_unit_cost", "effective_unit_cost"):
-        table[col] = [data.fmt_unit_cost(v, c) for v, c in zip(table[col], table["currency"])]
+        table[col] = [fmt_unit_cost(v, c) for v, c in zip(table[col], table["currency"])]
     table["period"] = table["period"].map(ui.month)
     st.table(table.reset_index(drop=True))
 
@@ -69,7 +71,7 @@ if units is not None and not units.empty:
     ui.plot(px.line(share, x="month", y="waste_share", markers=True, title="Waste share of all-in cost")
                     .update_yaxes(tickformat=".0%"))
 
-util = ui.guard(data.utilisation, path, team=team, start=start, end=end)
+util = ui.guard(serving.utilisation, path, team=team, start=start, end=end)
 if util is not None and not util.empty:
     util = ui.to_float(util)
     util["month"] = util["period"].map(ui.month)

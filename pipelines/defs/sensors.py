@@ -8,7 +8,8 @@ a new input yet. It is stopped by default: turning it on is a deliberate choice 
 refreshes on drops.
 
 `notify_run_failure` records why a nightly run failed in HOME/last_refresh.json (the dashboard
-banner) and POSTs {job, run_id, reason} to GPU_LEDGER_WEBHOOK_URL when that is set at run time.
+banner) and POSTs {job, run_id, reason} to GPU_LEDGER_WEBHOOK_URL when that is set at run time;
+`record_run_success` records a successful one (both through pipelines/outcome.py, the one writer).
 """
 
 import hashlib
@@ -23,10 +24,10 @@ import dagster as dg
 import requests
 
 from pipelines.defs.nightly import nightly_job
-from warehouse.landing import input_files
-from warehouse.status import write_status
+from pipelines.outcome import failure_reason, record_failure, record_success
 from pipelines.resources import LedgerResource
 from sources.catalog import FAMILIES
+from warehouse.landing import input_files
 
 SETTLE_S = 30.0
 WEBHOOK_ENV = "GPU_LEDGER_WEBHOOK_URL"
@@ -74,7 +75,7 @@ def notify_failure(home: Path, job: str, run_id: str, reason: str, webhook_url: 
     never raised: the status file is the record, the post a courtesy.
     """
     log = log or logging.getLogger(__name__)
-    write_status(home, False, run_id, reason)
+    record_failure(home, run_id, reason)
     if not webhook_url:
         return False
     try:
@@ -89,24 +90,20 @@ def notify_failure(home: Path, job: str, run_id: str, reason: str, webhook_url: 
     return True
 
 
-def failure_reason(context: dg.RunFailureSensorContext) -> str:
-    """`<step>: <innermost error message>` per failed step, else the run failure message."""
-    reasons = []
-    for event in context.get_step_failure_events():
-        err = event.step_failure_data.error
-        while err is not None and err.cause is not None:
-            err = err.cause
-        lines = (err.message if err else "failed").strip().splitlines()
-        reasons.append(f"{event.step_key}: {lines[-1] if lines else 'failed'}")
-    return "; ".join(reasons) or (context.failure_event.message or "run failed")
-
-
 @dg.run_failure_sensor(name="notify_run_failure", monitored_jobs=[nightly_job],
                        default_status=dg.DefaultSensorStatus.RUNNING,
                        description="Records why a nightly run failed (last_refresh.json) and posts it to a webhook.")
 def notify_run_failure(context: dg.RunFailureSensorContext, ledger: LedgerResource) -> None:
+    reason = failure_reason(context.get_step_failure_events(), context.failure_event.message or "run failed")
     notify_failure(ledger.home_dir, context.dagster_run.job_name, context.dagster_run.run_id,
-                   failure_reason(context), os.environ.get(WEBHOOK_ENV), context.log)
+                   reason, os.environ.get(WEBHOOK_ENV), context.log)
 
 
-defs = dg.Definitions(sensors=[drop_folder_sensor, notify_run_failure])
+@dg.run_status_sensor(name="record_run_success", run_status=dg.DagsterRunStatus.SUCCESS,
+                      monitored_jobs=[nightly_job], default_status=dg.DefaultSensorStatus.RUNNING,
+                      description="Records a successful nightly run in last_refresh.json.")
+def record_run_success(context: dg.RunStatusSensorContext, ledger: LedgerResource) -> None:
+    record_success(ledger.home_dir, context.dagster_run.run_id)
+
+
+defs = dg.Definitions(sensors=[drop_folder_sensor, notify_run_failure, record_run_success])

@@ -17,7 +17,7 @@ def home(tmp_path: Path) -> Path:
 
 
 @pytest.fixture()
-def serving(home: Path) -> Path:
+def serving_db(home: Path) -> Path:
     return home / "serving.duckdb"
 
 

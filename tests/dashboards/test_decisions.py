@@ -13,8 +13,8 @@ import pytest
 from reporting.decisions import DecisionDataMissing, write_decision_record
 
 
-def test_record_chooses_best_candidate_meeting_slo(serving: Path, tmp_path: Path) -> None:
-    md, js = write_decision_record(serving, tmp_path, "wl-serve", date(2025, 3, 1))
+def test_record_chooses_best_candidate_meeting_slo(serving_db: Path, tmp_path: Path) -> None:
+    md, js = write_decision_record(serving_db, tmp_path, "wl-serve", date(2025, 3, 1))
     assert (md, js) == (tmp_path / "wl-serve" / "2025-03-01.md", tmp_path / "wl-serve" / "2025-03-01.json")
     rec = json.loads(js.read_text())
     assert rec["chosen"] == "coreweave-l40s"  # api-route ranks 1 but misses the SLO
@@ -30,11 +30,11 @@ def test_record_chooses_best_candidate_meeting_slo(serving: Path, tmp_path: Path
     assert "| api-route | openrouter |" in text
 
 
-def test_no_candidate_meeting_slo_chooses_nothing(serving: Path, tmp_path: Path) -> None:
-    con = duckdb.connect(str(serving))
+def test_no_candidate_meeting_slo_chooses_nothing(serving_db: Path, tmp_path: Path) -> None:
+    con = duckdb.connect(str(serving_db))
     con.execute("update fct_candidate_comparison set meets_slo = false")
     con.close()
-    md, js = write_decision_record(serving, tmp_path, "wl-serve", date(2025, 3, 1))
+    md, js = write_decision_record(serving_db, tmp_path, "wl-serve", date(2025, 3, 1))
     assert json.loads(js.read_text())["chosen"] is None
     assert "no candidate meets the SLO" in md.read_text()
 
@@ -45,14 +45,14 @@ def test_missing_tables_raise_a_clear_error(minimal_serving: Path, tmp_path: Pat
     assert not (tmp_path / "out").exists()
 
 
-def test_unknown_workload_raises(serving: Path, tmp_path: Path) -> None:
+def test_unknown_workload_raises(serving_db: Path, tmp_path: Path) -> None:
     with pytest.raises(DecisionDataMissing, match="no candidates"):
-        write_decision_record(serving, tmp_path, "no-such-workload")
+        write_decision_record(serving_db, tmp_path, "no-such-workload")
 
 
-def test_workload_id_cannot_escape_out_dir(serving: Path, tmp_path: Path) -> None:
-    con = duckdb.connect(str(serving))
+def test_workload_id_cannot_escape_out_dir(serving_db: Path, tmp_path: Path) -> None:
+    con = duckdb.connect(str(serving_db))
     con.execute("update fct_candidate_comparison set workload_id = '../../evil'")
     con.close()
-    md, _ = write_decision_record(serving, tmp_path / "out", "../../evil", date(2025, 3, 1))
+    md, _ = write_decision_record(serving_db, tmp_path / "out", "../../evil", date(2025, 3, 1))
     assert md.resolve().is_relative_to((tmp_path / "out").resolve())

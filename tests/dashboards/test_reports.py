@@ -17,15 +17,15 @@ def _csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-def test_writes_one_html_and_csv_per_team_and_month(serving: Path, tmp_path: Path) -> None:
-    paths = write_team_reports(serving, tmp_path / "out")
+def test_writes_one_html_and_csv_per_team_and_month(serving_db: Path, tmp_path: Path) -> None:
+    paths = write_team_reports(serving_db, tmp_path / "out")
     names = sorted(str(p.relative_to(tmp_path / "out")) for p in paths)
     assert names == sorted(f"{m}/{t}.{ext}" for m in ("2025-01", "2025-02")
                            for t in ("ml-research", "search", "unallocated") for ext in ("html", "csv"))
 
 
-def test_html_shows_total_publication_and_is_self_contained(serving: Path, tmp_path: Path) -> None:
-    write_team_reports(serving, tmp_path, team="ml-research", month="2025-01")
+def test_html_shows_total_publication_and_is_self_contained(serving_db: Path, tmp_path: Path) -> None:
+    write_team_reports(serving_db, tmp_path, team="ml-research", month="2025-01")
     html = (tmp_path / "2025-01" / "ml-research.html").read_text()
     assert "Total: USD 980.11" in html  # 980.105 rounds half-up on the exact Decimal
     assert "USD -100.00" in html and "USD 1,500.00" in html  # credit and budget
@@ -34,8 +34,8 @@ def test_html_shows_total_publication_and_is_self_contained(serving: Path, tmp_p
     assert "<script" not in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
 
 
-def test_csv_rows_match_the_chargeback(serving: Path, tmp_path: Path) -> None:
-    write_team_reports(serving, tmp_path, month="2025-02")
+def test_csv_rows_match_the_chargeback(serving_db: Path, tmp_path: Path) -> None:
+    write_team_reports(serving_db, tmp_path, month="2025-02")
     rows = _csv(tmp_path / "2025-02" / "search.csv")
     totals = {r["currency"]: Decimal(r["value"]) for r in rows if r["section"] == "chargeback"
               and r["metric"] == "total_cost"}
@@ -48,20 +48,20 @@ def test_csv_rows_match_the_chargeback(serving: Path, tmp_path: Path) -> None:
     assert all("E-" not in r["value"] for r in rows)  # exact fixed-point text, never 0E-12
 
 
-def test_unallocated_name_is_sanitised(serving: Path, tmp_path: Path) -> None:
-    paths = write_team_reports(serving, tmp_path, team="(unallocated)", month="2025-01")
+def test_unallocated_name_is_sanitised(serving_db: Path, tmp_path: Path) -> None:
+    paths = write_team_reports(serving_db, tmp_path, team="(unallocated)", month="2025-01")
     assert [p.name for p in paths] == ["unallocated.html", "unallocated.csv"]
     assert "Total: USD 33.33" in paths[0].read_text()
 
 
-def test_hostile_team_names_stay_inside_out_dir_and_are_escaped(serving: Path, tmp_path: Path) -> None:
-    con = duckdb.connect(str(serving))
+def test_hostile_team_names_stay_inside_out_dir_and_are_escaped(serving_db: Path, tmp_path: Path) -> None:
+    con = duckdb.connect(str(serving_db))
     for name in ("../../etc/<script>alert(1)</script>", "..-etc-script-alert-1-script"):
         con.execute("insert into fct_chargeback_monthly (team_id, billing_period_start, currency, total_cost, "
                     "charge_lines) values (?, '2025-01-01', 'USD', 1, 1)", [name])
     con.close()
     out = tmp_path / "out"
-    paths = write_team_reports(serving, out, month="2025-01")
+    paths = write_team_reports(serving_db, out, month="2025-01")
     assert all(p.resolve().parent == (out / "2025-01").resolve() for p in paths)
     hostile = [p for p in paths if p.suffix == ".html" and p.stem.startswith("etc-script")]
     assert len(hostile) == 2 and hostile[0].stem != hostile[1].stem  # collision resolved with a hash
@@ -75,9 +75,9 @@ def test_minimal_publication_still_reports(minimal_serving: Path, tmp_path: Path
     assert "Budgets are not published yet" in html and "Not published yet" in html
 
 
-def test_bad_month_is_rejected(serving: Path, tmp_path: Path) -> None:
+def test_bad_month_is_rejected(serving_db: Path, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="YYYY-MM"):
-        write_team_reports(serving, tmp_path, month="2025-1' or 1=1")
+        write_team_reports(serving_db, tmp_path, month="2025-1' or 1=1")
 
 
 @pytest.mark.parametrize(("name", "safe"), [

@@ -9,8 +9,8 @@ reaches the dbt child too):
   1. the shared first refresh, copied          -> publication A
   2. run, SIGKILL while `dbt build` runs      -> serving.duckdb must still be A, byte for byte
   3. run to completion (stale WAL/lock of 2)  -> publication B
-  4. run, SIGKILL while paused before the publish rename (test hook
-     GPU_LEDGER_TEST_PAUSE_BEFORE_RENAME in pipelines/publish.py) -> still B, byte for byte
+  4. run, SIGKILL while paused before the publish rename (tests/faults/paused_run.py patches
+     the pause into warehouse/publish.py in the test's own process) -> still B, byte for byte
   5. run to completion while a dashboard-like reader thread opens serving.duckdb read-only,
      counts fct_chargeback_monthly and closes, in a loop: it must never see an error
 A, B and the result of 5 are three consecutive completed runs on the same inputs: their
@@ -38,10 +38,12 @@ GPU_LEDGER = REPO / ".venv" / "bin" / "gpu-ledger"
 RUN_TIMEOUT = 600
 
 
-def _start(inputs: Path, home: Path, **env: str) -> subprocess.Popen:
+def _start(inputs: Path, home: Path, pause_before_rename: float = 0) -> subprocess.Popen:
+    cli = ([str(REPO / ".venv" / "bin" / "python"), "-m", "tests.faults.paused_run", str(pause_before_rename)]
+           if pause_before_rename else [str(GPU_LEDGER)])
     return subprocess.Popen(
-        [str(GPU_LEDGER), "run", "--inputs", str(inputs), "--home", str(home)],
-        cwd=REPO, env={**os.environ, **env}, start_new_session=True,
+        [*cli, "run", "--inputs", str(inputs), "--home", str(home)],
+        cwd=REPO, start_new_session=True,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
 
@@ -117,7 +119,7 @@ def build_kill_sequence(root: Path, focus_home: dict) -> dict:
     seen["B"] = published_tables(serving)
     good = serving.read_bytes()
 
-    proc = _start(inputs, home, GPU_LEDGER_TEST_PAUSE_BEFORE_RENAME="120")  # 4: killed before the rename
+    proc = _start(inputs, home, pause_before_rename=120)  # 4: killed before the rename
     log = home / "logs" / "last_run.log"
     _kill_when(proc, lambda: log.exists() and "test hook:" in log.read_text(errors="replace"), "the publish pause")
     seen["after_publish_kill"] = (serving.read_bytes() == good, _opens_read_only(serving))

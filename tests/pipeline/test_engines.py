@@ -14,6 +14,11 @@ from pipelines.engines import prepare_engine, publish_engine_marts
 
 def test_duckdb_is_the_default_and_builds_in_the_ledger() -> None:
     assert dbt_build_args(DbtBuildConfig()) == ["build"]
+    # The ledger path reaches dbt's profile as a var, merged with a backfill window.
+    args = dbt_build_args(DbtBuildConfig(backfill_from="2025-04-01", backfill_to="2025-04-02"),
+                          {"ledger_db": "/h/ledger.duckdb"})
+    assert args == ["build", "--vars", '{"backfill_from": "2025-04-01", "backfill_to": "2025-04-02", '
+                                       '"ledger_db": "/h/ledger.duckdb"}']
 
 
 def test_spark_builds_on_the_spark_target_without_unit_tests() -> None:
@@ -34,6 +39,6 @@ def test_an_unknown_engine_is_refused_before_anything_runs(tmp_path: Path) -> No
 
 
 def test_duckdb_needs_no_preparation_and_no_import(tmp_path: Path) -> None:
-    assert prepare_engine("duckdb", tmp_path, tmp_path / "ledger.duckdb") == {}
+    assert prepare_engine("duckdb", tmp_path, tmp_path / "ledger.duckdb") == {"ledger_db": str(tmp_path / "ledger.duckdb")}
     assert publish_engine_marts("duckdb", tmp_path, tmp_path / "ledger.duckdb") == {}
     assert list(tmp_path.iterdir()) == []

@@ -1,8 +1,8 @@
 {#- Where the sources live, per engine (issue 11). Sources are declared once, in the staging
     `_<family>__sources.yml` files. On DuckDB they are the raw/audit schemas of the ledger file
     itself. On Spark they are external Parquet tables over the lake the pipeline exports
-    (pipelines/lake.py: `<lake_root>/<schema>/<table>/`); this hook (on-run-start) registers them
-    before any model runs. The lake root comes from GPU_LEDGER_LAKE. -#}
+    (warehouse/lake.py: `<lake_root>/<schema>/<table>/`); this hook (on-run-start) registers them
+    before any model runs. The lake root is the var `lake_dir`. -#}
 {% macro register_lake_sources() -%}
     {{ return(adapter.dispatch('register_lake_sources', 'gpu_ledger')()) }}
 {%- endmacro %}
@@ -11,7 +11,7 @@
 
 {% macro spark__register_lake_sources() -%}
     {%- if execute -%}
-        {%- set lake_root = env_var('GPU_LEDGER_LAKE', '../warehouse/home/lake') -%}
+        {%- set lake_root = var('lake_dir', '../warehouse/home/lake') -%}
         {%- set schemas = [] -%}
         {%- for node in graph.sources.values() -%}
             {%- if node.schema not in schemas -%}

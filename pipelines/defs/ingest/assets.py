@@ -3,10 +3,10 @@
 
 import dagster as dg
 
-from warehouse.ingest import ingest_family
-from warehouse.landing import land_inputs
 from pipelines.resources import LedgerResource
 from sources.catalog import FAMILIES
+from warehouse.ingest import ingest_family
+from warehouse.landing import land_inputs
 
 
 @dg.asset(key=["landing", "inputs"], group_name="landing", kinds={"python"})
@@ -41,9 +41,13 @@ def _raw_asset(family: str) -> dg.AssetsDefinition:
             con.close()
         for problem in summary.problems:
             context.log.warning(problem)
+        for warning in summary.warnings:  # parser notes on files that loaded (also in audit.file_loads)
+            context.log.info(warning)
         yield dg.MaterializeResult(metadata={
-            "files_loaded": summary.files_loaded, "rows_loaded": summary.rows_loaded,
-            "rejects": summary.rejects, "problems": "\n".join(summary.problems) or "none",
+            "files_new": summary.files_seen, "files_loaded": summary.files_loaded,
+            "rows_loaded": summary.rows_loaded, "rejects": summary.rejects,
+            "problems": "\n".join(summary.problems) or "none",
+            "parser_warnings": "\n".join(summary.warnings)[:4000] or "none",
         })
         # An unreadable file is quarantined, never fatal to the other files or families.
         yield dg.AssetCheckResult(

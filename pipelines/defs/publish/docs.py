@@ -5,6 +5,7 @@ publication (never while publication reads the file). Docs are a convenience: wh
 be generated the asset logs why and says so in its metadata, and the refresh still succeeds.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -15,8 +16,8 @@ import dagster as dg
 
 from pipelines.dbt_project import dbt_executable
 from pipelines.defs.publish.assets import publication
-from warehouse.home import DBT_DIR
 from pipelines.resources import LedgerResource
+from warehouse.home import DBT_DIR
 
 DOCS_FILES = ("index.html", "manifest.json", "catalog.json")
 DOCS_TIMEOUT_S = 600
@@ -25,9 +26,9 @@ DOCS_TIMEOUT_S = 600
 def generate_docs(db_path: Path, out_dir: Path) -> tuple[bool, str]:
     """Run `dbt docs generate` into a temporary target and copy the site files to `out_dir`."""
     with tempfile.TemporaryDirectory(prefix="gpu-ledger-dbt-docs-") as tmp:
-        env = {**os.environ, "GPU_LEDGER_DB": str(db_path), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+        env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
         cmd = [dbt_executable(), "docs", "generate", "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR),
-               "--target-path", tmp, "--log-path", tmp]
+               "--target-path", tmp, "--log-path", tmp, "--vars", json.dumps({"ledger_db": str(db_path)})]
         try:
             done = subprocess.run(cmd, cwd=DBT_DIR, env=env, capture_output=True, text=True,
                                   timeout=DOCS_TIMEOUT_S, check=False)
@@ -50,7 +51,7 @@ def generate_docs(db_path: Path, out_dir: Path) -> tuple[bool, str]:
 @dg.asset(key=["serving", "dbt_docs"], deps=[publication], group_name="serving", kinds={"dbt"})
 def dbt_docs(context: dg.AssetExecutionContext, ledger: LedgerResource) -> dg.MaterializeResult:
     """HOME/dbt-docs/: index.html, manifest.json, catalog.json of the refreshed warehouse."""
-    out_dir = ledger.home_dir / "dbt-docs"
+    out_dir = ledger.paths.dbt_docs
     ok, message = generate_docs(ledger.db_path, out_dir)
     if ok:
         context.log.info(f"dbt docs: {message} in {out_dir}")

@@ -2,9 +2,9 @@
 
 import dagster as dg
 
-from reporting.team_reports import write_team_reports
 from pipelines.defs.publish.assets import publication
 from pipelines.resources import LedgerResource
+from reporting.team_reports import write_team_reports
 
 
 @dg.asset(key=["serving", "team_reports"], deps=[publication], group_name="serving", kinds={"html"})

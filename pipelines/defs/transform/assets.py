@@ -10,19 +10,16 @@ rebuild follows from the data (late and restated files), not from the calendar o
 
 
 import json
-import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
 
-from warehouse.audit import record_check
-from pipelines.dbt_project import ledger_dbt, parse_manifest
+from pipelines.dbt_project import ledger_dbt, require_manifest
 from pipelines.engines import ENGINES, prepare_engine, publish_engine_marts
 from pipelines.resources import LedgerResource
-
-parse_manifest()
+from warehouse.audit import record_check
 
 
 class LedgerTranslator(DagsterDbtTranslator):
@@ -70,8 +67,8 @@ class DbtBuildConfig(dg.Config):
     engine: str = "duckdb"  # where the transforms run: duckdb (embedded) or spark (docs/spark.md)
 
 
-def dbt_build_args(config: DbtBuildConfig) -> list[str]:
-    """The `dbt build` command line for the config."""
+def dbt_build_args(config: DbtBuildConfig, dbt_vars: Mapping[str, str] | None = None) -> list[str]:
+    """The `dbt build` command line for the config; `dbt_vars` are the paths the profile reads."""
     if config.engine not in ENGINES:
         raise ValueError(f"unknown engine {config.engine!r}; expected one of {sorted(ENGINES)}")
     args = ["build"]
@@ -81,12 +78,13 @@ def dbt_build_args(config: DbtBuildConfig) -> list[str]:
     if config.full_refresh:
         args.append("--full-refresh")
     backfill = {k: v for k, v in (("backfill_from", config.backfill_from), ("backfill_to", config.backfill_to)) if v}
-    if backfill:
-        args += ["--vars", json.dumps(backfill)]
+    all_vars = {**(dbt_vars or {}), **backfill}
+    if all_vars:
+        args += ["--vars", json.dumps(all_vars, sort_keys=True)]
     return args
 
 
-@dbt_assets(manifest=ledger_dbt.manifest_path, project=ledger_dbt, dagster_dbt_translator=TRANSLATOR)
+@dbt_assets(manifest=require_manifest(), project=ledger_dbt, dagster_dbt_translator=TRANSLATOR)
 def ledger_dbt_assets(
     context: dg.AssetExecutionContext, dbt: DbtCliResource, ledger: LedgerResource, config: DbtBuildConfig
 ) -> Iterator[Any]:
@@ -96,12 +94,10 @@ def ledger_dbt_assets(
     Parquet lake first, dbt builds there, and the marts it built are imported into the ledger, so
     every check and the publication downstream read them exactly as they read DuckDB's.
     """
-    # dbt's profile reads GPU_LEDGER_DB; the resource decides its value at run time.
-    os.environ["GPU_LEDGER_DB"] = str(ledger.db_path)
-    for key, value in prepare_engine(config.engine, ledger.home_dir, ledger.db_path).items():
-        os.environ[key] = value
-        context.log.info(f"{config.engine}: {key}={value}")
-    invocation = dbt.cli(dbt_build_args(config), context=context, raise_on_error=False)
+    # The resource decides where the ledger lives; dbt's profile reads it as a var (never os.environ).
+    dbt_vars = prepare_engine(config.engine, ledger.home_dir, ledger.db_path)
+    context.log.info(f"{config.engine}: dbt vars {dbt_vars}")
+    invocation = dbt.cli(dbt_build_args(config, dbt_vars), context=context, raise_on_error=False)
     try:
         yield from invocation.stream()
     finally:

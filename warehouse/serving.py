@@ -1,19 +1,16 @@
-"""Read-only access to the published copy (serving.duckdb) for the app, the reports and the tests.
+"""The one reader of the published copy (serving.duckdb): dashboards, reports, decision records, CLI.
 
 Every function opens a short-lived read-only connection, runs one parameterised query and closes
 it, so a refresh can rename a new publication into place at any time. Filter values are always
 bound as `?` parameters; the only identifiers ever spliced into SQL come from fixed dictionaries
 in this module, never from a caller's value. Money stays `Decimal` (DECIMAL(38,12) through Arrow):
-rounding to two places happens only in `fmt_money`, at display.
+rounding happens only at display (`reporting.formatting`).
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
 from datetime import date
-from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -21,9 +18,8 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-DEFAULT_HOME = Path(__file__).resolve().parent.parent / "warehouse" / "home"
-SERVING_FILE = "serving.duckdb"
-STATUS_FILE = "last_refresh.json"
+from warehouse.home import Home
+
 # The cost components of fct_workload_unit_cost, in stacking order (money, same currency).
 UNIT_COST_COMPONENTS = (
     "gpu_compute", "storage", "network", "checkpointing", "serving_stack", "observability",
@@ -45,28 +41,15 @@ class NotPublished(LookupError):
     """A table or column the caller needs is not (yet) in the publication."""
 
 
-def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
-    """Explicit home, else GPU_LEDGER_HOME, else ./warehouse/home; read at call time, never at import."""
-    return Path(home or os.environ.get("GPU_LEDGER_HOME") or DEFAULT_HOME).expanduser().resolve()
-
-
 def serving_path(home: str | os.PathLike[str] | None = None) -> Path:
-    """Where the published copy lives for this home."""
-    return resolve_home(home) / SERVING_FILE
-
-
-def read_status(home: Path) -> dict[str, Any] | None:
-    """The last refresh outcome (last_refresh.json), or None if there is none or it is unreadable."""
-    try:
-        return json.loads((home / STATUS_FILE).read_text())
-    except (OSError, ValueError):
-        return None
+    """Where the published copy lives for this home (resolved as `warehouse.home.resolve_home`)."""
+    return Home.at(home).serving_db
 
 
 def query(path: Path, sql: str, params: list[Any] | None = None) -> pd.DataFrame:
     """Run one query on a fresh read-only connection; DECIMAL columns come back as Decimal."""
     if not Path(path).exists():
-        raise NotPublished(f"{SERVING_FILE} is not published yet ({path})")
+        raise NotPublished(f"nothing is published yet ({path})")
     con = duckdb.connect(str(path), read_only=True)
     try:
         # Integers with nulls stay Python ints (not floats): counts such as gpu_count must not print as 2.0.
@@ -105,28 +88,6 @@ def require(path: Path, table: str, columns: tuple[str, ...] | list[str] = ()) -
     if missing:
         raise NotPublished(f"{table} has no column {', '.join(missing)} yet")
     return set(cols)  # a copy: the cached set must not be changed by callers
-
-
-def exact(value: Any) -> Any:
-    """Decimals as plain fixed-point text ('0.000000000000', never '0E-12') for CSV and JSON; others as is."""
-    return format(value, "f") if isinstance(value, Decimal) else value
-
-
-def fmt_money(amount: Decimal | float | None, currency: str | None) -> str:
-    """'USD 1,234.57': two decimals, half-up, only ever at display."""
-    if amount is None or (isinstance(amount, float) and math.isnan(amount)):
-        return "n/a"
-    value = Decimal(str(amount)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-    return f"{currency or ''} {value:,.2f}".strip()
-
-
-def fmt_unit_cost(amount: Decimal | float | None, currency: str | None) -> str:
-    """A cost per output: cents when it is at least 1, else 4 significant digits ('USD 0.005508')."""
-    if amount is None or (isinstance(amount, float) and math.isnan(amount)):
-        return "n/a"
-    if abs(Decimal(str(amount))) >= 1:
-        return fmt_money(amount, currency)
-    return f"{currency or ''} {float(amount):.4g}".strip()
 
 
 def publication(path: Path) -> dict[str, Any] | None:
