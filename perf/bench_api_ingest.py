@@ -1,8 +1,8 @@
 """Benchmark: our LiteLLM spend-log parser vs a plain DuckDB read_csv of the same file.
 
-    python benchmarks/bench_api_ingest.py [--rows 1000000 --file /tmp/litellm_spend_1m.csv --repeat 2]
+    python perf/bench_api_ingest.py [--rows 1000000 --file /tmp/litellm_spend_1m.csv --repeat 2]
 
-Generates the file with benchmarks/gen_litellm_logs.py if missing, then times
+Generates the file with tools/generate/litellm_logs.py if missing, then times
   1. duckdb read_csv(auto) -> arrow            (the yardstick: DuckDB reading the raw file), and
   2. sources.api_spend.litellm_spend_logs.parse_csv (staging, typing, JSON extraction of
      metadata/tags, reject checks incl. duplicate request_id, -> arrow),
@@ -20,8 +20,8 @@ import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.gen_litellm_logs import generate
 from sources.api_spend import litellm_spend_logs
+from tools.generate.litellm_logs import generate
 
 
 def _best(fn, repeat: int) -> tuple[float, int]:

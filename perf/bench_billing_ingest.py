@@ -1,6 +1,6 @@
 """Time our FOCUS parse against plain DuckDB reads of the same generated export.
 
-Usage: .venv/bin/python benchmarks/bench_billing_ingest.py [--rows 1000000] [--dir /tmp]
+Usage: .venv/bin/python perf/bench_billing_ingest.py [--rows 1000000] [--dir /tmp]
 Prints rows/s for: plain read_csv (typed, sniffed) -> arrow, our focus.parse on the CSV,
 plain read_parquet -> arrow, our focus.parse on the Parquet, and the ratios.
 """
@@ -16,8 +16,8 @@ import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.gen_focus import generate_focus_csv
 from sources.billing import focus
+from tools.generate.bulk_focus import generate_focus_csv
 
 
 def _time(fn) -> tuple[float, int]:  # type: ignore[no-untyped-def]

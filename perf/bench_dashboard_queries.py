@@ -1,8 +1,8 @@
 """Dashboard query latency: p50/p95 of the typical queries over a published serving.duckdb.
 
-    .venv/bin/python benchmarks/bench_dashboard_queries.py --home /tmp/gpu-ledger-bench/fleet-64-7/home
+    .venv/bin/python perf/bench_dashboard_queries.py --home /tmp/gpu-ledger-bench/fleet-64-7/home
 
-Runs each query of `dashboards.data` the app issues on page load (spend by team/provider/
+Runs each query of `warehouse.serving` the app issues on page load (spend by team/provider/
 workload, chargeback, invoice reconciliation, unit costs, utilisation, prices, stale prices,
 checks, rejects) --repeat times, each through its own read-only connection as the app does,
 and prints p50/p95 in milliseconds. A query whose table is not in this publication is listed
@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dashboards import data
+from warehouse import serving as data
 
 QUERIES = {
     "spend by team": lambda p: data.spend_by(p, "team"),
@@ -44,7 +44,7 @@ def main() -> None:
     args = ap.parse_args()
     path = data.serving_path(args.home)
     if not path.exists():
-        sys.exit(f"{path} does not exist: run benchmarks/bench_refresh.py first")
+        sys.exit(f"{path} does not exist: run perf/bench_refresh.py first")
     print(f"{path} ({path.stat().st_size / 1e6:,.1f} MB)\n")
     print(f"{'query':<22}{'rows':>8}{'p50 ms':>9}{'p95 ms':>9}")
     for name, fn in QUERIES.items():

@@ -1,6 +1,6 @@
 """The same dbt project on each engine: build time of the bundled samples on DuckDB and on Spark.
 
-    .venv/bin/python benchmarks/bench_engines.py [--home /tmp/gpu-ledger-engines] [--inputs DIR]
+    .venv/bin/python perf/bench_engines.py [--home /tmp/gpu-ledger-engines] [--inputs DIR]
 
 Steps: (1) one DuckDB refresh of the inputs (landing + raw loads; reused when the home exists);
 (2) `dbt build --full-refresh` on DuckDB, timed; (3) the Spark preparation (Parquet export of the
@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.compare import compare_marts
 from pipelines.dbt_project import dbt_executable
 from pipelines.engines import prepare_engine, publish_engine_marts
+from tests.compare import compare_marts
 from warehouse.home import BUNDLED_INPUTS, DBT_DIR
 
 

@@ -1,12 +1,12 @@
 """Incremental nightly benchmark: adding day N+1 to an N-day history vs adding day 2 to a 1-day history.
 
-    .venv/bin/python benchmarks/bench_incremental.py                    # 32 GPUs, N = 14 (~10 min)
-    .venv/bin/python benchmarks/bench_incremental.py --gpus 1000 --days 365 --dir /big/disk
+    .venv/bin/python perf/bench_incremental.py                    # 32 GPUs, N = 14 (~10 min)
+    .venv/bin/python perf/bench_incremental.py --gpus 1000 --days 365 --dir /big/disk
         # 1,000 GPUs x 365 days: 525M DCGM rows (~100 GB of CSV, one file per day); generation and the
         # untimed N-day history load take hours and a few hundred GB of disk (landing copy + warehouse).
         # Add --no-full to skip the full-rebuild comparison run.
 
-The fleet is generated once for N+1 days (`pipelines.generate`, reused under --dir). Per-day files
+The fleet is generated once for N+1 days (`tools.generate`, reused under --dir). Per-day files
 (usage/dcgm_<day>.csv, usage/sacct_<day>.txt, api_spend/litellm_spend_logs_<day>.csv) are what a
 nightly delivery adds; the rest (the month's billing export, registry, prices, benchmarks) is in the
 inputs folder from the start in both scenarios, so the two timed refreshes differ only in history.
@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipelines.generate import generate
+from tools.generate import generate
 
 START = date(2025, 4, 1)
 DAILY = re.compile(r"^(dcgm|sacct|litellm_spend_logs)_(\d{4}-\d{2}-\d{2})\.(csv|txt)$")

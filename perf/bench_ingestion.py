@@ -1,9 +1,9 @@
 """Ingestion benchmark: our parsers vs DuckDB's plain read_csv of the same files, same process.
 
-    .venv/bin/python benchmarks/bench_ingestion.py [--dcgm-rows 2000000 --billing-rows 500000
+    .venv/bin/python perf/bench_ingestion.py [--dcgm-rows 2000000 --billing-rows 500000
                                                     --api-rows 500000 --dir /tmp/gpu-ledger-bench]
 
-For each bulk source family the files are generated once with pipelines/generate (reused when
+For each bulk source family the files are generated once with tools/generate (reused when
 present with the same size) and then timed, best of --repeat:
   raw   = duckdb read_csv(<file>) -> arrow (auto-detected dialect and types: the yardstick);
   ours  = the format's parse() (typing, checks, rejects, line numbers) -> arrow.
@@ -22,11 +22,11 @@ import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipelines.generate.api_spend import write_litellm
-from pipelines.generate.billing import write_billing
-from pipelines.generate.fleet import build_fleet
-from pipelines.generate.usage import write_dcgm
 from sources.catalog import recognise
+from tools.generate.api_spend import write_litellm
+from tools.generate.billing import write_billing
+from tools.generate.fleet import build_fleet
+from tools.generate.usage import write_dcgm
 
 
 def _best(fn, repeat: int) -> tuple[float, int]:

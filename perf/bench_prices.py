@@ -1,6 +1,6 @@
 """Benchmark: parse throughput of the Karpenter AWS price history (rows/s), vs DuckDB reading it raw.
 
-Run: .venv/bin/python benchmarks/bench_prices.py [path] [repeats]
+Run: .venv/bin/python perf/bench_prices.py [path] [repeats]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Full-refresh benchmark: generate `fleet-<gpus>-<days>`, run the nightly job once, compare.
 
-    .venv/bin/python benchmarks/bench_refresh.py                      # 64 GPUs x 7 days (minutes)
-    .venv/bin/python benchmarks/bench_refresh.py --gpus 1000 --days 30  # fleet-1k-30d: 43.2M DCGM rows,
+    .venv/bin/python perf/bench_refresh.py                      # 64 GPUs x 7 days (minutes)
+    .venv/bin/python perf/bench_refresh.py --gpus 1000 --days 30  # fleet-1k-30d: 43.2M DCGM rows,
                                                                        # ~8 GB of CSV; budget an hour+
                                                                        # and tens of GB of disk
 
@@ -25,7 +25,7 @@ import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipelines.generate import generate
+from tools.generate import generate
 
 
 def raw_read(inputs: Path) -> tuple[float, int, int]:

@@ -1,8 +1,8 @@
 """Benchmark: our dcgm_csv parser vs a plain DuckDB read_csv of the same file, same process.
 
-    python benchmarks/bench_usage_ingest.py [--gpus 64 --days 31 --file /tmp/dcgm_bench.csv]
+    python perf/bench_usage_ingest.py [--gpus 64 --days 31 --file /tmp/dcgm_bench.csv]
 
-Generates the file (benchmarks/gen_dcgm.py) if missing, then times
+Generates the file (tools/generate/bulk_dcgm.py) if missing, then times
   1. duckdb read_csv(auto) -> arrow  (the yardstick: DuckDB reading the raw file), and
   2. sources.usage.dcgm_csv.parse    (typing, sentinels, dedup and series checks, -> arrow),
 each best of --repeat runs, and prints rows/s and the ratio parse/raw.
@@ -18,11 +18,9 @@ from pathlib import Path
 import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from gen_dcgm import generate
 
 from sources.usage import dcgm_csv
+from tools.generate.bulk_dcgm import generate
 
 
 def _best(fn, repeat: int) -> tuple[float, int]:

@@ -15,7 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 MANIFEST = "manifest.jsonl"
-# Fetch configuration (pipelines/defs/ingest/fetch.py) may sit in inputs/registry/: not data, never landed.
+# Fetch configuration (pipelines/defs/ingest/fetch.py; repository defaults in config/fetch/) may sit in
+# inputs/registry/: not data, never landed.
 FETCH_CONFIGS = frozenset({"price_sources.yaml", "api_spend_sources.yaml"})
 _EXT = re.compile(r"(\.[A-Za-z0-9]{1,8}){1,2}$")
 

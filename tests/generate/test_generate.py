@@ -1,4 +1,4 @@
-"""The synthetic inputs generator (pipelines/generate): reproducible, parseable, consistent."""
+"""The synthetic inputs generator (tools/generate): reproducible, parseable, consistent."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipelines.generate import generate
 from sources.catalog import FAMILIES, formats_for, recognise
+from tools.generate import generate
 
 # 40 GPUs is the smallest fleet whose nodes run a training, an eval, a media and an LLM-serving
 # workload, so every format is produced; determinism is checked on a smaller 8 x 2 fleet.

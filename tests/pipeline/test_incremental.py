@@ -19,9 +19,9 @@ import duckdb
 import pytest
 
 from pipelines.cli import execute_refresh
-from pipelines.generate import generate
 from tests import prefetch
 from tests.conftest import published_tables
+from tools.generate import generate
 
 pytestmark = pytest.mark.e2e
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from benchmarks.gen_litellm_logs import PRICES, generate
 from sources.api_spend import litellm_spend_logs as logs
 from sources.api_spend.formats import matching_formats
 from sources.common import UnreadableFile
 from tests.contract_helpers import load_in_memory
+from tools.generate.litellm_logs import PRICES, generate
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "samples/inputs/api_spend/litellm_spend_logs_sample.csv"

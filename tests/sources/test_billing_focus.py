@@ -199,7 +199,7 @@ def test_gzip_and_parquet_match_csv(public_data: Path, tmp_path: Path) -> None:
 
 
 def test_generated_export_parses_without_rejects(tmp_path: Path) -> None:
-    from benchmarks.gen_focus import generate_focus_csv
+    from tools.generate.bulk_focus import generate_focus_csv
 
     p = generate_focus_csv(tmp_path / "g.csv", 2000, seed=1)
     out = focus.parse(p)

@@ -175,7 +175,7 @@ def test_dcgm_csv_bad_inputs(tmp_path: Path) -> None:
 
 
 def test_dcgm_csv_generated_matches_plain_read(tmp_path: Path) -> None:
-    from benchmarks.gen_dcgm import generate
+    from tools.generate.bulk_dcgm import generate
 
     f = tmp_path / "gen.csv"
     n = generate(f, gpus=3, days=1, seed=7)

@@ -1,12 +1,15 @@
 """A realistic, internally consistent inputs folder for GPU Ledger (issue 10).
 
-    from pipelines.generate import generate
+    from tools.generate import generate
     generate(Path("generated/fleet-64-7"), gpus=64, days=7, teams=4, seed=0)
 
 writes `billing/`, `usage/`, `benchmarks/`, `api_spend/`, `prices/` and `registry/` in the formats
 the parsers in `sources/` read, all rendered from one simulated fleet (`fleet.py`): same seed ->
 same bytes (no wall clock, hash-based jitter in SQL, sorted keys, fixed number formats).
 Bulk files (DCGM samples, billing lines, API requests) are written by DuckDB COPY.
+
+Command line: `python -m tools.generate fleet --gpus 64 --days 7 --out generated/fleet-64-7`; the
+single-format generators for speed runs and the constructed sample are subcommands too (cli.py).
 """
 
 from __future__ import annotations
@@ -14,13 +17,13 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from pipelines.generate.api_spend import write_api_spend
-from pipelines.generate.benchmarks import write_benchmarks
-from pipelines.generate.billing import write_billing
-from pipelines.generate.fleet import Fleet, build_fleet
-from pipelines.generate.prices import write_prices
-from pipelines.generate.registry import write_registry
-from pipelines.generate.usage import write_dcgm, write_sacct
+from tools.generate.api_spend import write_api_spend
+from tools.generate.benchmarks import write_benchmarks
+from tools.generate.billing import write_billing
+from tools.generate.fleet import Fleet, build_fleet
+from tools.generate.prices import write_prices
+from tools.generate.registry import write_registry
+from tools.generate.usage import write_dcgm, write_sacct
 
 __all__ = ["Fleet", "build_fleet", "generate"]
 

@@ -1,6 +1,6 @@
 """LiteLLM proxy spend logs (`LiteLLM_SpendLogs` CSV export), written set-based by DuckDB.
 
-Same workloads and price formula as benchmarks/gen_litellm_logs.py (the committed sample's
+Same workloads, model catalogue and price formula as litellm_logs.py (the committed sample's
 generator), but generated in SQL from `range(n)` with hash-derived uniforms, so millions of
 requests take seconds and the bytes depend only on the seed:
 - code-agent: claude-3-5-sonnet (80 %) / gpt-4o, long prompts with prompt-cache reads, sessions;
@@ -14,54 +14,29 @@ spend = uncached prompt x input price + cached x cache-read price + completion x
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
-import duckdb
-
-from pipelines.generate.fleet import Fleet
-
-# model -> (provider, model_group, input, output, cache_read) USD per token (litellm 1.55.0).
-MODELS = {
-    "claude-3-5-sonnet-20241022": ("anthropic", "claude-3-5-sonnet", "0.000003", "0.000015", "0.0000003"),
-    "gpt-4o": ("openai", "gpt-4o", "0.0000025", "0.00001", "0.00000125"),
-    "gpt-4o-mini": ("openai", "gpt-4o-mini", "0.00000015", "0.0000006", "0.000000075"),
-    "claude-3-5-haiku-20241022": ("anthropic", "claude-3-5-haiku", "0.000001", "0.000005", "0.0000001"),
-    "together_ai/meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo": ("together_ai", "chat-assistant-70b", "0.00000088",
-                                                                 "0.00000088", None),
-    "hosted_vllm/meta-llama/Llama-3.3-70B-Instruct": ("hosted_vllm", "chat-assistant-70b", "0", "0", None),
-}
-API_BASES = {
-    "anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1",
-    "together_ai": "https://api.together.xyz/v1", "hosted_vllm": "http://vllm-70b.gpu.internal:8000/v1",
-}
-COLUMNS = (
-    "request_id", "call_type", "api_key", "spend", "total_tokens", "prompt_tokens", "completion_tokens", "startTime",
-    "endTime", "completionStartTime", "request_duration_ms", "model", "model_id", "model_group",
-    "custom_llm_provider", "api_base", "user", "metadata", "cache_hit", "request_tags", "team_id",
-    "organization_id", "end_user", "session_id", "status",
-)
-
-
-def _lit(s: str | None) -> str:
-    return "null" if s is None else "'" + s.replace("'", "''") + "'"
+from tools.generate.common import copy_query, sql_str
+from tools.generate.fleet import Fleet
+from tools.generate.litellm_logs import API_BASES, MODELS
 
 
 def _models_values() -> str:
     rows = []
     for model, (prov, group, pin, pout, pcache) in MODELS.items():
-        rows.append(f"({_lit(model)}, {_lit(prov)}, {_lit(group)}, cast({pin} as decimal(20,12)), "
-                    f"cast({pout} as decimal(20,12)), cast({pcache or pin} as decimal(20,12)), {_lit(API_BASES[prov])})")
+        rows.append(f"({sql_str(model)}, {sql_str(prov)}, {sql_str(group)}, cast({pin} as decimal(20,12)), "
+                    f"cast({pout} as decimal(20,12)), cast({pcache or pin} as decimal(20,12)), {sql_str(API_BASES[prov])})")
     return ",\n".join(rows)
 
 
 def litellm_sql(rows: int, start: date, days: int, seed: int, owners: dict[str, str], notebooks: list[str],
                 first: int = 0) -> str:
     """SQL producing `rows` spend-log rows (ids first..first+rows-1) over `days` days from `start`."""
-    nb = ", ".join(_lit(n) for n in notebooks) or "null"
+    nb = ", ".join(sql_str(n) for n in notebooks) or "null"
     nb_n = max(1, len(notebooks))
     nb_share = 0.05 if notebooks else 0.0
-    team_case = " ".join(f"when {_lit(w)} then {_lit(t)}" for w, t in sorted(owners.items()))
+    team_case = " ".join(f"when {sql_str(w)} then {sql_str(t)}" for w, t in sorted(owners.items()))
 
     def u(k: int) -> str:
         return f"((hash(i, {k}, {seed}) % 1000000) / 1000000.0)"
@@ -166,13 +141,7 @@ def write_litellm(path: Path, rows: int, start: date, days: int, seed: int, owne
                   notebooks: list[str] | None = None, first: int = 0) -> int:
     """Write one spend-log CSV with `rows` requests; returns rows written."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect()
-    try:
-        con.execute("set enable_progress_bar = false")
-        con.execute(f"copy ({litellm_sql(rows, start, days, seed, owners, notebooks or [], first)}) "
-                    f"to '{path}' (format csv, header true)")
-    finally:
-        con.close()
+    copy_query(litellm_sql(rows, start, days, seed, owners, notebooks or [], first), path)
     return rows
 
 
@@ -182,8 +151,6 @@ def api_rows_per_day(fleet: Fleet) -> int:
 
 def write_api_spend(fleet: Fleet, out: Path) -> dict[str, int]:
     """api_spend/litellm_spend_logs_<date>.csv per day."""
-    from datetime import timedelta
-
     counts = {}
     per_day = api_rows_per_day(fleet)
     for d in range(fleet.days):

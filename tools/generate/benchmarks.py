@@ -21,7 +21,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from pipelines.generate.fleet import MIN_PER_DAY, Fleet, Job
+from tools.generate.fleet import MIN_PER_DAY, Fleet, Job
 
 RATES = ("01", "04", "16", "inf")
 LLM_SERVING = {"chat-assistant-70b": "meta-llama/Llama-3.3-70B-Instruct",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import calendar
 import hashlib
-from datetime import date, timedelta
+from datetime import timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 
@@ -23,7 +23,8 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from pipelines.generate.fleet import MIN_PER_DAY, Fleet
+from tools.generate.common import copy_sql, guid, sql_str
+from tools.generate.fleet import Fleet
 
 ACCOUNTS = {
     "aws": ("740512938846", "GPU Ledger Payer", "AWS", "Amazon Web Services, Inc.", "Amazon Web Services, Inc."),
@@ -63,7 +64,7 @@ def sub_account(provider: str, team: str) -> tuple[str, str]:
     h = hashlib.sha1(f"{provider}-{team}".encode()).hexdigest()
     if provider == "aws":
         return str(int(h[:12], 16) % 10**12).zfill(12), f"{team}-prod"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}", f"{team}-prod"
+    return guid(h), f"{team}-prod"
 
 
 def committed_rate(fleet: Fleet) -> Decimal:
@@ -149,20 +150,16 @@ def _daily_rows(fleet: Fleet) -> pa.Table:
     ]))
 
 
-def _sql_str(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
 def billing_relation_sql(fleet: Fleet) -> str:
     """SQL of the full charge relation `charges` (typed), to be run where the tables exist."""
     acct = " ".join(
-        f"when {_sql_str(p)} then {_sql_str(v[i])}" for p, v in ACCOUNTS.items() for i in [0]
+        f"when {sql_str(p)} then {sql_str(v[i])}" for p, v in ACCOUNTS.items() for i in [0]
     )
-    acct_name = " ".join(f"when {_sql_str(p)} then {_sql_str(v[1])}" for p, v in ACCOUNTS.items())
-    prov_name = " ".join(f"when {_sql_str(p)} then {_sql_str(v[2])}" for p, v in ACCOUNTS.items())
-    publisher = " ".join(f"when {_sql_str(p)} then {_sql_str(v[3])}" for p, v in ACCOUNTS.items())
-    region_name = " ".join(f"when {_sql_str(r)} then {_sql_str(n)}" for r, n in REGION_NAMES.items())
-    tax = " ".join(f"when {_sql_str(p)} then {r}" for p, r in TAX_RATE.items())
+    acct_name = " ".join(f"when {sql_str(p)} then {sql_str(v[1])}" for p, v in ACCOUNTS.items())
+    prov_name = " ".join(f"when {sql_str(p)} then {sql_str(v[2])}" for p, v in ACCOUNTS.items())
+    publisher = " ".join(f"when {sql_str(p)} then {sql_str(v[3])}" for p, v in ACCOUNTS.items())
+    region_name = " ".join(f"when {sql_str(r)} then {sql_str(n)}" for r, n in REGION_NAMES.items())
+    tax = " ".join(f"when {sql_str(p)} then {r}" for p, r in TAX_RATE.items())
     start = f"timestamp '{fleet.start.isoformat()} 00:00:00'"
     return f"""
     with hourly as (
@@ -340,29 +337,20 @@ def write_billing(fleet: Fleet, out: Path) -> dict[str, int]:
         cols = ", ".join(f'"{c}"' for c in COLUMNS)
         for provider, period in files:
             path = out / f"focus_{provider}_{period}.csv"
-            con.execute(
-                f"copy (select {cols} from charges where _provider = ? and strftime(BillingPeriodStart, '%Y-%m') = ? "
-                f"order by ChargePeriodStart, ChargeCategory, ResourceId, ServiceCategory, Tags) "
-                f"to '{path}' (format csv, header true, timestampformat '%Y-%m-%dT%H:%M:%SZ')",
-                [provider, period],
-            )
+            con.execute(copy_sql(
+                f"select {cols} from charges where _provider = ? and strftime(BillingPeriodStart, '%Y-%m') = ? "
+                "order by ChargePeriodStart, ChargeCategory, ResourceId, ServiceCategory, Tags",
+                path, "format csv, header true, timestampformat '%Y-%m-%dT%H:%M:%SZ'"), [provider, period])
             counts[path.name] = con.execute(
                 "select count(*) from charges where _provider = ? and strftime(BillingPeriodStart, '%Y-%m') = ?",
                 [provider, period]).fetchone()[0]
         inv = out / "invoice_totals.csv"
-        con.execute(
-            f"""copy (select InvoiceId, BillingAccountId, strftime(BillingPeriodStart, '%Y-%m-%d') as BillingPeriodStart,
-                        BillingCurrency, cast(sum(BilledCost) as decimal(38,8)) as InvoiceTotal
-                 from charges group by all order by InvoiceId) to '{inv}' (format csv, header true)"""
-        )
+        con.execute(copy_sql(
+            """select InvoiceId, BillingAccountId, strftime(BillingPeriodStart, '%Y-%m-%d') as BillingPeriodStart,
+                      BillingCurrency, cast(sum(BilledCost) as decimal(38,8)) as InvoiceTotal
+               from charges group by all order by InvoiceId""", inv))
         counts[inv.name] = len(files)
         return counts
     finally:
         con.close()
 
-
-def day_of(fleet: Fleet, d: int) -> date:
-    return fleet.start + timedelta(days=d)
-
-
-_ = MIN_PER_DAY

@@ -1,38 +1,26 @@
-"""Generate a synthetic DCGM sample series in the `dcgm_csv` format (seeded, reproducible).
+"""A synthetic DCGM sample series in the `dcgm_csv` format (seeded, reproducible), for speed runs.
 
-    python benchmarks/gen_dcgm.py --gpus 64 --days 31 --out /tmp/dcgm_month.csv
+    python -m tools.generate dcgm --gpus 64 --days 31 --out /tmp/dcgm_month.csv
 
-N GPUs (8 per host, H100 80GB) x D days at 1-minute samples. Utilisation follows per-GPU busy
-/idle blocks, power follows utilisation, the energy counter integrates power, and busy blocks
-carry a Kubernetes pod and an HPC job id. Written by DuckDB (generate_series + random with a
-fixed seed) so even ~3M rows take a few seconds.
+N GPUs (8 per host, H100 80GB) x D days at 1-minute samples, columns as `usage.DCGM_COLUMNS`.
+Utilisation follows per-GPU busy/idle blocks, power follows utilisation, the energy counter
+integrates power, and busy blocks carry a Kubernetes pod and an HPC job id. Written by DuckDB
+(`range` and `hash` seeded by `seed`, no random()) so even ~3M rows take a few seconds. Unlike
+the fleet generator (`usage.py`), the series is not tied to any billing or Slurm file.
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
-import duckdb
-
-HEADER_COLUMNS = [
-    "timestamp", "hostname", "gpu", "uuid", "modelName", "GPU_I_PROFILE", "GPU_I_ID",
-    "namespace", "pod", "container", "job_id",
-    "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE",
-    "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_POWER_USAGE",
-    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_DEV_GPU_TEMP",
-]
+from tools.generate.common import copy_query
 
 
 def generate(out: Path, gpus: int = 64, days: int = 31, seed: int = 42, start: str = "2026-01-01") -> int:
     """Write the CSV and return the number of data rows."""
-    con = duckdb.connect()
-    con.execute("select setseed(?)", [(seed % 1000) / 1000.0])
     minutes = days * 24 * 60
     # Busy/idle is decided per (GPU, 2-hour block) from a hash, so it is deterministic and cheap.
-    con.execute(
-        f"""
-        copy (
+    copy_query(f"""
           with g as (select range as g from range({gpus})),
           t as (select range as m from range({minutes})),
           s as (
@@ -69,24 +57,5 @@ def generate(out: Path, gpus: int = 64, days: int = 31, seed: int = 42, start: s
             (30 + util * 0.4)::int as DCGM_FI_DEV_GPU_TEMP
           from v
           order by m, g
-        ) to '{out}' (header, delimiter ',')
-        """
-    )
+        """, out, "header, delimiter ','")
     return gpus * minutes
-
-
-def main() -> None:
-    """CLI entry point."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gpus", type=int, default=64)
-    ap.add_argument("--days", type=int, default=31)
-    ap.add_argument("--seed", type=int, default=42)
-    ap.add_argument("--start", default="2026-01-01")
-    ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args()
-    n = generate(args.out, args.gpus, args.days, args.seed, args.start)
-    print(f"wrote {n} rows to {args.out}")
-
-
-if __name__ == "__main__":
-    main()

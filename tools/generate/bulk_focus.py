@@ -1,4 +1,6 @@
-"""Generate a synthetic FOCUS 1.0 CSV (or Parquet) export for benchmarks.
+"""A synthetic FOCUS 1.0 CSV (or Parquet) export for speed runs.
+
+    python -m tools.generate focus /tmp/focus_1m.csv --rows 1000000
 
 Set-based in DuckDB (no Python per row), deterministic for a given seed. The layout copies
 the real FOCUS sample: quoted text, bare numbers, `NULL` nulls, zone-less timestamps,
@@ -7,10 +9,9 @@ JSON Tags from a small set (tags repeat in real exports), and an extra `Id` colu
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
-import duckdb
+from tools.generate.common import copy_query
 
 _SQL = """
 select
@@ -52,23 +53,9 @@ def generate_focus_csv(path: Path | str, rows: int, seed: int = 42) -> Path:
     A `.parquet` suffix writes Parquet instead; `.csv.gz` writes gzip CSV.
     """
     path = Path(path)
-    con = duckdb.connect()
     query = _SQL.format(rows=int(rows), seed=int(seed))
-    target = str(path).replace("'", "''")
     if path.suffix == ".parquet":
-        con.execute(f"copy ({query}) to '{target}' (format parquet)")
+        copy_query(query, path, "format parquet")
     else:
-        con.execute(
-            f"copy ({query}) to '{target}' (format csv, header true, nullstr 'NULL', "
-            "timestampformat '%Y-%m-%d %H:%M:%S')"
-        )
+        copy_query(query, path, "format csv, header true, nullstr 'NULL', timestampformat '%Y-%m-%d %H:%M:%S'")
     return path
-
-
-if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("path", type=Path)
-    ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--seed", type=int, default=42)
-    a = ap.parse_args()
-    print(generate_focus_csv(a.path, a.rows, a.seed))

@@ -1,4 +1,10 @@
-"""`gpu-ledger generate`: write a realistic synthetic inputs folder (see pipelines/generate)."""
+"""`python -m tools.generate`: synthetic inputs for tests, demos and speed runs (not part of the product).
+
+- `fleet`: a realistic, internally consistent inputs folder (every family) for a simulated fleet;
+- `dcgm`, `focus`, `litellm`: one large single-format file each, for the single-family speed runs
+  in perf/ (`litellm --rows 300` also writes the committed LiteLLM sample);
+- `constructed`: the constructed April 2025 fleet sample in samples/inputs (billing + usage).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +16,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.splitlines()[0])
 
-def generate_command(
+
+@app.command()
+def fleet(
     gpus: int = typer.Option(64, help="GPUs in the simulated fleet (8 per node for most instance types)."),
     days: int = typer.Option(7, help="Days of history, from 2025-04-01."),
     teams: int = typer.Option(4, help="Teams (the first four are the sample registry's)."),
@@ -19,7 +28,7 @@ def generate_command(
     out: Path = typer.Option(Path("generated"), help="Inputs folder to write (billing/, usage/, ...)."),  # noqa: B008
 ) -> None:
     """Generate billing, usage, benchmark, API spend, price and registry files for a simulated fleet."""
-    from pipelines.generate import generate
+    from tools.generate import generate
 
     started = time.perf_counter()
     counts = generate(out, gpus=gpus, days=days, teams=teams, seed=seed)
@@ -41,3 +50,58 @@ def generate_command(
     total_mb = sum(v[2] for v in per_family.values()) / 1e6
     Console().print(f"{total_rows:,} rows, {total_mb:,.1f} MB in {elapsed:.1f} s "
                     f"({total_rows / elapsed:,.0f} rows/s, {total_mb / elapsed:,.1f} MB/s)")
+
+
+@app.command()
+def dcgm(
+    out: Path = typer.Option(..., help="CSV file to write."),  # noqa: B008
+    gpus: int = typer.Option(64, help="GPUs (8 per host, H100 80GB)."),
+    days: int = typer.Option(31, help="Days of 1-minute samples."),
+    seed: int = typer.Option(42),
+    start: str = typer.Option("2026-01-01", help="First day (UTC)."),
+) -> None:
+    """A `dcgm_csv` series of N GPUs x D days (bulk_dcgm.py), not tied to any other file."""
+    from tools.generate.bulk_dcgm import generate
+
+    print(f"wrote {generate(out, gpus, days, seed, start)} rows to {out}")
+
+
+@app.command()
+def focus(
+    out: Path = typer.Option(..., help="File to write: .csv, .csv.gz or .parquet."),  # noqa: B008
+    rows: int = typer.Option(1_000_000),
+    seed: int = typer.Option(42),
+) -> None:
+    """A FOCUS 1.0 export of N rows (bulk_focus.py)."""
+    from tools.generate.bulk_focus import generate_focus_csv
+
+    print(generate_focus_csv(out, rows, seed))
+
+
+@app.command()
+def litellm(
+    out: Path = typer.Option(..., help="File to write."),  # noqa: B008
+    rows: int = typer.Option(300),
+    seed: int = typer.Option(20250414),
+    start: str = typer.Option("2025-04-14", help="First day (UTC)."),
+    days: int = typer.Option(3),
+    fmt: str = typer.Option("csv", "--format", help="csv or jsonl."),
+) -> None:
+    """LiteLLM_SpendLogs export (litellm_logs.py); `--rows 300` is the committed sample."""
+    from tools.generate.litellm_logs import generate
+
+    if fmt not in ("csv", "jsonl"):
+        raise typer.BadParameter("csv or jsonl", param_hint="--format")
+    print(f"wrote {generate(out, rows, seed, start, days, fmt)} rows to {out}")
+
+
+@app.command()
+def constructed(
+    out: Path = typer.Option(None, help="Inputs folder to write into (default: samples/inputs)."),  # noqa: B008
+) -> None:
+    """The constructed April 2025 fleet sample: FOCUS 1.2 export, invoice totals, DCGM series."""
+    from tools.generate.constructed import SAMPLES, write
+
+    root = out or SAMPLES
+    for name, n in write(root).items():
+        print(f"{root / name}: {n} rows")

@@ -6,6 +6,9 @@ GPU lines and team tags exists): the GPU fleet behind the serving and batch work
 April 2025, priced with the real Karpenter on-demand prices of that date (Azure
 Standard_ND96asr_v4 eastus 27.197 $/h; AWS p4d.24xlarge us-east-1 32.7726 $/h), plus storage,
 network, a support-plan shared line, tax and a credit. Deterministic: run it to regenerate.
+
+    python -m tools.generate constructed                # rewrites samples/inputs/{billing,usage}/
+    python -m tools.generate constructed --out /tmp/c   # the same bytes under /tmp/c/{billing,usage}/
 """
 
 from __future__ import annotations
@@ -15,7 +18,10 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parents[1] / "inputs" / "billing"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "inputs"
+FOCUS_FILE = "billing/focus_1.2_fleet_2025-04_constructed.csv"
+INVOICE_FILE = "billing/invoice_totals_2025-04_constructed.csv"
+DCGM_FILE = "usage/dcgm_chat70b_2025-04_constructed.csv"
 COLUMNS = [
     "BilledCost", "EffectiveCost", "ListCost", "ContractedCost", "ListUnitPrice", "ContractedUnitPrice",
     "BillingAccountId", "BillingAccountName", "BillingCurrency", "BillingPeriodStart", "BillingPeriodEnd",
@@ -76,7 +82,7 @@ def rows() -> list[dict]:
                         "$1.861 per On Demand Linux g6e.xlarge Instance Hour",
                         f"arn:aws:ec2:us-east-1:551230004321:instance/i-embed{day}", "g6e.xlarge",
                         "Compute", "Amazon Elastic Compute Cloud", embed))
-        out.append(line("aws", day, 24, 0, "0.0032876", Decimal(2000), "EBS gp3 storage, GB-hours", 
+        out.append(line("aws", day, 24, 0, "0.0032876", Decimal(2000), "EBS gp3 storage, GB-hours",
                         "arn:aws:ec2:us-east-1:551230004321:volume/vol-batch70b", "gp3", "Storage",
                         "Amazon Elastic Block Store", batch, unit="GB-Hours"))
     out.append(line("azure", 15, 24, 0, "0.0087", Decimal(1800), "Data transfer out, internet egress (GB)",
@@ -125,9 +131,12 @@ def write_dcgm(path: Path) -> int:
     return rows
 
 
-def main() -> None:
+def write(out: Path = SAMPLES) -> dict[str, int]:
+    """Write the three constructed files under `out` (an inputs folder); returns rows per file."""
+    for sub in ("billing", "usage"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
     data = rows()
-    path = OUT / "focus_1.2_fleet_2025-04_constructed.csv"
+    path = out / FOCUS_FILE
     with open(path, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS)
         writer.writeheader()
@@ -136,14 +145,7 @@ def main() -> None:
     totals: dict[str, Decimal] = {}
     for r in data:
         totals[r["BillingAccountId"]] = totals.get(r["BillingAccountId"], Decimal(0)) + r["BilledCost"]
-    with open(OUT / "invoice_totals_2025-04_constructed.csv", "w", newline="") as fh:
+    with open(out / INVOICE_FILE, "w", newline="") as fh:
         fh.write("InvoiceId,BillingAccountId,BillingPeriodStart,BillingCurrency,InvoiceTotal\n")
-        for provider, (account, _) in sorted(ACCOUNTS.items()):
-            fh.write(f"INV-{provider.upper()}-2025-04,{account},2025-04-01,USD,{totals[account]}\n")
-    print(path, len(data), {k: str(v) for k, v in totals.items()})
-    usage = OUT.parent / "usage" / "dcgm_chat70b_2025-04_constructed.csv"
-    print(usage, write_dcgm(usage))
-
-
-if __name__ == "__main__":
-    main()
+        fh.writelines(f"INV-{provider.upper()}-2025-04,{account},2025-04-01,USD,{totals[account]}\n" for provider, (account, _) in sorted(ACCOUNTS.items()))
+    return {FOCUS_FILE: len(data), INVOICE_FILE: len(ACCOUNTS), DCGM_FILE: write_dcgm(out / DCGM_FILE)}

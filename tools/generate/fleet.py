@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 
+from tools.generate.common import sha1_guid
+
 MIN_PER_DAY = 1440
 
 BASE_TEAMS = ("research", "platform", "support", "creative")
@@ -113,7 +115,7 @@ class Node:
     def resource_id(self) -> str:
         if self.type.provider == "aws":
             return "i-" + hashlib.sha1(self.name.encode()).hexdigest()[:17]
-        return (f"/subscriptions/{_sub_guid(self.team)}/resourceGroups/rg-{self.team}/providers/"
+        return (f"/subscriptions/{sha1_guid('sub-' + self.team)}/resourceGroups/rg-{self.team}/providers/"
                 f"Microsoft.Compute/virtualMachines/{self.name}")
 
 
@@ -165,11 +167,6 @@ class Fleet:
     def change_day(self, sku: str) -> int:
         nt = NODE_TYPES[sku]
         return max(1, int(self.days * nt.change_at)) if nt.new_price else 10**9
-
-
-def _sub_guid(team: str) -> str:
-    h = hashlib.sha1(f"sub-{team}".encode()).hexdigest()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
 def team_ids(teams: int) -> list[str]:

@@ -1,4 +1,4 @@
-"""Generate a synthetic, reproducible LiteLLM_SpendLogs export (CSV or JSONL).
+"""A synthetic, reproducible LiteLLM_SpendLogs export (CSV or JSONL), row by row in Python.
 
 No public row sample of LiteLLM spend logs exists, so this seeded generator writes the
 committed sample (samples/inputs/api_spend/litellm_spend_logs_sample.csv, 300 requests) and
@@ -18,13 +18,13 @@ Spend = uncached prompt * input_cost_per_token + cached * cache_read_input_token
 completion * output_cost_per_token, with the litellm 1.55.0 catalog prices below
 (copied from litellm_model_prices_v1.55.0_full.json), computed in Decimal.
 
-Usage: python benchmarks/gen_litellm_logs.py --rows 300 --out samples/inputs/api_spend/litellm_spend_logs_sample.csv
-       python benchmarks/gen_litellm_logs.py --rows 1000000 --out /tmp/litellm_1m.csv
+Usage: python -m tools.generate litellm --rows 300 --out samples/inputs/api_spend/litellm_spend_logs_sample.csv
+       python -m tools.generate litellm --rows 1000000 --out /tmp/litellm_1m.csv
+The fleet generator's LiteLLM files (api_spend.py) use the same catalogue, set-based in DuckDB.
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import hashlib
 import json
@@ -33,27 +33,34 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
-# (input, output, cache_read) USD per token, litellm 1.55.0 catalog entries of these keys.
-PRICES: dict[str, tuple[str, str, str | None]] = {
-    "claude-3-5-sonnet-20241022": ("0.000003", "0.000015", "0.0000003"),
-    "gpt-4o": ("0.0000025", "0.00001", "0.00000125"),
-    "gpt-4o-mini": ("0.00000015", "0.0000006", "0.000000075"),
-    "claude-3-5-haiku-20241022": ("0.000001", "0.000005", "0.0000001"),
-    "together_ai/meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo": ("0.00000088", "0.00000088", None),
-    "hosted_vllm/meta-llama/Llama-3.3-70B-Instruct": ("0", "0", None),  # self-hosted: no API price
-}
+from tools.generate.fleet import SAMPLE_OWNERS
 
-COLUMNS = [
+# model -> (provider, model_group, input, output, cache_read) USD per token, litellm 1.55.0 catalog
+# entries of these keys. Also used by the fleet generator (api_spend.py).
+MODELS: dict[str, tuple[str, str, str, str, str | None]] = {
+    "claude-3-5-sonnet-20241022": ("anthropic", "claude-3-5-sonnet", "0.000003", "0.000015", "0.0000003"),
+    "gpt-4o": ("openai", "gpt-4o", "0.0000025", "0.00001", "0.00000125"),
+    "gpt-4o-mini": ("openai", "gpt-4o-mini", "0.00000015", "0.0000006", "0.000000075"),
+    "claude-3-5-haiku-20241022": ("anthropic", "claude-3-5-haiku", "0.000001", "0.000005", "0.0000001"),
+    "together_ai/meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo": ("together_ai", "chat-assistant-70b", "0.00000088",
+                                                                 "0.00000088", None),
+    # self-hosted: no API price
+    "hosted_vllm/meta-llama/Llama-3.3-70B-Instruct": ("hosted_vllm", "chat-assistant-70b", "0", "0", None),
+}
+# (input, output, cache_read) USD per token.
+PRICES: dict[str, tuple[str, str, str | None]] = {m: v[2:] for m, v in MODELS.items()}
+
+COLUMNS = (
     "request_id", "call_type", "api_key", "spend", "total_tokens", "prompt_tokens",
     "completion_tokens", "startTime", "endTime", "completionStartTime", "request_duration_ms",
     "model", "model_id", "model_group", "custom_llm_provider", "api_base", "user", "metadata",
     "cache_hit", "request_tags", "team_id", "organization_id", "end_user", "session_id", "status",
-]
+)
 
 # Columns written as JSON values (not strings) in JSONL output.
 JSON_TYPED = {"metadata", "request_tags", "spend", "total_tokens", "prompt_tokens", "completion_tokens", "request_duration_ms"}
 
-TEAMS = {"code-agent": "platform", "chat-assistant-70b": "support", "nightly-evals": "research"}
+TEAMS = {w: SAMPLE_OWNERS[w] for w in ("code-agent", "chat-assistant-70b", "nightly-evals")}
 USERS = {
     "platform": ["u-amara", "u-bjorn", "u-chen", "u-dara"],
     "support": ["svc-support-bot"],
@@ -114,26 +121,24 @@ def make_row(rng: random.Random, day0: datetime, days: int) -> dict[str, str]:
     end_user = ""
     session = ""
     if workload == "code-agent":
-        model, provider = ("claude-3-5-sonnet-20241022", "anthropic") if rng.random() < 0.8 else ("gpt-4o", "openai")
-        group = "claude-3-5-sonnet" if provider == "anthropic" else "gpt-4o"
+        model = "claude-3-5-sonnet-20241022" if rng.random() < 0.8 else "gpt-4o"
         prompt = rng.randint(6_000, 60_000)
         cached = int(prompt * rng.uniform(0.5, 0.9)) if rng.random() < 0.75 else 0
         completion = rng.randint(150, 2_500)
         session = f"sess-{rng.randrange(40):04d}"
     elif workload == "chat-assistant-70b":
-        group = "chat-assistant-70b"
         if rng.random() < 0.3:
-            model, provider, fallback = "together_ai/meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo", "together_ai", 1
+            model, fallback = "together_ai/meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo", 1
         else:
-            model, provider = "hosted_vllm/meta-llama/Llama-3.3-70B-Instruct", "hosted_vllm"
+            model = "hosted_vllm/meta-llama/Llama-3.3-70B-Instruct"
         prompt, cached, completion = rng.randint(300, 4_000), 0, rng.randint(50, 700)
         end_user = f"cust-{rng.randrange(500):05d}"
         cache_hit = rng.random() < 0.05
     else:
-        model, provider = ("gpt-4o-mini", "openai") if rng.random() < 0.6 else ("claude-3-5-haiku-20241022", "anthropic")
-        group = "gpt-4o-mini" if provider == "openai" else "claude-3-5-haiku"
+        model = "gpt-4o-mini" if rng.random() < 0.6 else "claude-3-5-haiku-20241022"
         prompt, completion = rng.randint(500, 8_000), rng.randint(20, 400)
         cached = int(prompt * 0.6) if rng.random() < 0.3 else 0
+    provider, group = MODELS[model][:2]
 
     status = "success"
     failed = rng.random() < 0.06
@@ -224,19 +229,3 @@ def generate(out: Path, rows: int, seed: int = 20250414, start: str = "2025-04-1
             written += n
     return written
 
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rows", type=int, default=300)
-    ap.add_argument("--seed", type=int, default=20250414)
-    ap.add_argument("--start", default="2025-04-14", help="first day (UTC)")
-    ap.add_argument("--days", type=int, default=3)
-    ap.add_argument("--format", choices=("csv", "jsonl"), default="csv")
-    ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args()
-    n = generate(args.out, args.rows, args.seed, args.start, args.days, args.format)
-    print(f"wrote {n} rows to {args.out}")
-
-
-if __name__ == "__main__":
-    main()

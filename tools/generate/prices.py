@@ -11,7 +11,7 @@ import hashlib
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from pipelines.generate.fleet import NODE_TYPES, Fleet
+from tools.generate.fleet import NODE_TYPES, Fleet
 
 AWS_HEADER = "generated_at,commit,commit_date,source_path,region,currency,instance_type,family,on_demand_price_per_hour"
 AZURE_HEADER = "generated_at,commit,commit_date,region,currency,arm_sku_name,on_demand_linux_price_per_hour"

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pipelines.generate.billing import sub_account
-from pipelines.generate.fleet import Fleet
+from tools.generate.billing import sub_account
+from tools.generate.fleet import Fleet
 
 TEAM_INFO = {
     "research": ("Foundation Research", "CC-1001", "research-leads@example.com", 250000, ["TempeAI", "ViennaAI", "trey"]),

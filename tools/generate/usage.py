@@ -17,7 +17,8 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from pipelines.generate.fleet import MIN_PER_DAY, Fleet, up_segments
+from tools.generate.common import copy_sql, sha1_guid
+from tools.generate.fleet import MIN_PER_DAY, Fleet, up_segments
 
 DCGM_COLUMNS = (
     "timestamp", "hostname", "gpu", "uuid", "modelName", "GPU_I_PROFILE", "GPU_I_ID", "namespace", "pod",
@@ -32,8 +33,7 @@ SACCT_COLUMNS = (
 
 
 def gpu_uuid(host: str, index: int) -> str:
-    h = hashlib.sha1(f"{host}/{index}".encode()).hexdigest()
-    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+    return "GPU-" + sha1_guid(f"{host}/{index}")
 
 
 def intervals(fleet: Fleet) -> pa.Table:
@@ -136,8 +136,8 @@ def write_dcgm(fleet: Fleet, out: Path, threads: int | None = None) -> dict[str,
         for d in range(fleet.days):
             day = fleet.start + timedelta(days=d)
             path = out / f"dcgm_{day.isoformat()}.csv"
-            con.execute(f"copy ({dcgm_day_sql(fleet, d)}) to '{path}' "
-                        "(format csv, header true, timestampformat '%Y-%m-%dT%H:%M:%SZ')")
+            con.execute(copy_sql(dcgm_day_sql(fleet, d), path,
+                                 "format csv, header true, timestampformat '%Y-%m-%dT%H:%M:%SZ'"))
             counts[path.name] = con.execute(
                 f"select coalesce(sum(least(\"end\", {(d + 1) * MIN_PER_DAY}) - greatest(\"start\", {d * MIN_PER_DAY})), 0) "
                 f"from ivals where \"start\" < {(d + 1) * MIN_PER_DAY} and \"end\" > {d * MIN_PER_DAY}").fetchone()[0]

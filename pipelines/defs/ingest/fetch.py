@@ -1,6 +1,6 @@
 """Fetch assets: `fetch/prices` and `fetch/api_spend` land provider responses as received.
 
-Which providers: `registry/<name>.yaml` in the repository, replaced as a whole by
+Which providers: `config/fetch/<name>.yaml` in the repository, replaced as a whole by
 `INPUTS/registry/<name>.yaml` when that file exists (an operator enables endpoints for their
 own inputs folder without editing the repository; the file is configuration, so landing skips
 it). Every response body is written to a temporary file and landed content-addressed with its
@@ -39,9 +39,9 @@ _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def config_file(inputs_dir: Path, name: str) -> Path:
-    """INPUTS/registry/<name> when present (it replaces the repository's file), else registry/<name>."""
+    """INPUTS/registry/<name> when present (it replaces the repository's file), else config/fetch/<name>."""
     override = inputs_dir / "registry" / name
-    return override if override.is_file() else REPO_ROOT / "registry" / name
+    return override if override.is_file() else REPO_ROOT / "config" / "fetch" / name
 
 
 def public_url(url: str) -> str:
