@@ -95,6 +95,14 @@ def copy_home(src: Path, dst: Path, *leave_out: str) -> Path:
     return dst
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Make the dbt manifest current before any test module imports the Dagster definitions
+    (the product never parses at import time: `gpu-ledger prepare` / `make setup` do it)."""
+    from pipelines.dbt_project import parse_manifest
+
+    parse_manifest()
+
+
 @pytest.hookimpl(trylast=True)  # after -k/-m deselection: queue only what will run
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
     """Run the modules that need full refreshes last, and start building those refreshes now."""

@@ -14,6 +14,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from sources.api_spend import _litellm_sql as logs_sql
 from sources.api_spend import litellm_spend_logs as logs
 
 HEADER = ",".join(logs.COLUMNS)
@@ -43,8 +44,8 @@ def _write(path: Path, rows: list[dict[str, str]]) -> Path:
 def test_arrow_clean_equals_duckdb_trim(value: str | None) -> None:
     col = pa.chunked_array([pa.array(["plain", value], pa.string())])
     expected = duckdb.connect().execute("select nullif(trim(?::varchar), '')", [value]).fetchone()[0]
-    assert logs._arrow_clean(col).to_pylist() == ["plain", expected]
-    sql = duckdb.connect().execute(f"select {logs._clean('x')} from (select ?::varchar as x)", [value]).fetchone()[0]
+    assert logs_sql._arrow_clean(col).to_pylist() == ["plain", expected]
+    sql = duckdb.connect().execute(f"select {logs_sql._clean('x')} from (select ?::varchar as x)", [value]).fetchone()[0]
     assert sql == expected
 
 

@@ -1,0 +1,101 @@
+"""The house rules of issue 15, checked on the code itself (each can fail on a change that breaks one)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PRODUCT = ("pipelines", "sources", "dashboards", "warehouse", "reporting")
+MAX_LINES = 400
+
+
+def _modules(*packages: str) -> list[Path]:
+    return sorted(p for pkg in packages for p in (REPO / pkg).rglob("*.py"))
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_warehouse_is_a_package_without_dagster() -> None:
+    assert (REPO / "warehouse" / "__init__.py").is_file()
+    offenders = [f"{p.relative_to(REPO)}: {m}" for p in _modules("warehouse", "reporting")
+                 for m in _imports(p) if m.split(".")[0] in ("dagster", "dagster_dbt", "pipelines", "dashboards")]
+    assert offenders == []
+
+
+@pytest.mark.parametrize(("package", "forbidden"), [
+    ("pipelines", ("dashboards",)),
+    ("sources", ("dagster", "pipelines", "dashboards", "reporting")),
+    ("reporting", ("dashboards", "pipelines")),
+])
+def test_layers_point_one_way(package: str, forbidden: tuple[str, ...]) -> None:
+    offenders = [f"{p.relative_to(REPO)}: {m}" for p in _modules(package)
+                 for m in _imports(p) if m.split(".")[0] in forbidden]
+    assert offenders == []
+
+
+def test_sources_use_only_the_pure_reference_lists_of_the_warehouse() -> None:
+    used = {m for p in _modules("sources") for m in _imports(p) if m.split(".")[0] == "warehouse"}
+    assert used <= {"warehouse.reference"}
+
+
+def test_no_product_module_writes_the_environment() -> None:
+    offenders = []
+    for path in _modules(*PRODUCT):
+        for node in ast.walk(ast.parse(path.read_text())):
+            target = None
+            if isinstance(node, (ast.Assign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                target = next((t for t in targets if isinstance(t, ast.Subscript)
+                               and ast.unparse(t.value) == "os.environ"), None)
+            elif isinstance(node, ast.Call) and ast.unparse(node.func) in (
+                    "os.environ.update", "os.environ.setdefault", "os.putenv", "os.environ.pop"):
+                target = node
+            if target is not None:
+                offenders.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert offenders == []
+
+
+def test_no_product_module_exceeds_the_size_limit() -> None:
+    sizes = {str(p.relative_to(REPO)): len(p.read_text().splitlines()) for p in _modules(*PRODUCT)}
+    assert {k: v for k, v in sizes.items() if v > MAX_LINES} == {}
+
+
+def test_nothing_reads_outside_the_clone() -> None:
+    sibling = "/".join(("..", "shared"))  # spelled so this file does not match itself
+    offenders = [str(p.relative_to(REPO)) for p in _modules(*PRODUCT, "tests", "tools", "perf")
+                 if sibling in p.read_text() or "/work" + "/shared" in p.read_text()]
+    assert offenders == []
+
+
+def test_importing_the_definitions_starts_no_subprocess() -> None:
+    """`dagster dev` imports pipelines.definitions: that must not run dbt parse (or another program of ours).
+
+    (The standard library's `platform` module runs `file -b` on the interpreter; that one is let through.)
+    """
+    probe = (
+        "import subprocess, sys\n"
+        "real = subprocess.Popen.__init__\n"
+        "def refuse(self, args, *a, **k):\n"
+        "    if 'file' not in str(args[:1]): raise SystemExit('subprocess at import: ' + repr(args))\n"
+        "    real(self, args, *a, **k)\n"
+        "subprocess.Popen.__init__ = refuse\n"
+        "import pipelines.definitions as d\n"
+        "print(len(list(d.defs.resolve_asset_graph().get_all_asset_keys())))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.strip().splitlines()[-1]) > 50
