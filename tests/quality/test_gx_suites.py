@@ -159,15 +159,15 @@ def test_named_doctorings_fail_their_blocking_suites(sample_run: dict) -> None:
     by_name = {s.check_name: s for s in SUITES}
     ledger = by_name["gx_ledger_focus"]
     focus = _frame(sample_run, ledger)
-    duplicated = pd.concat([focus, focus.iloc[[3]]], ignore_index=True)
-    passed, failures = validate(ledger, duplicated)
-    assert not passed and any("x_charge_key" in f and "unique" in f for f in failures), failures
+    focus.loc[3, "x_gpu_hours"] = -2.0
+    passed, failures = validate(ledger, focus)
+    assert not passed and any("x_gpu_hours" in f and "between" in f for f in failures), failures
 
     prices = by_name["gx_fct_gpu_price_history"]
     history = _frame(sample_run, prices)
-    history.loc[0, "price_per_hour"] = -1.5
+    history.loc[0, "valid_to"] = history.loc[0, "valid_from"] - pd.Timedelta(days=1)
     passed, failures = validate(prices, history)
-    assert not passed and any("price_per_hour" in f and "between" in f for f in failures), failures
+    assert not passed and any("valid_to" in f and "greater_than" in f for f in failures), failures
 
     chargeback = by_name["gx_fct_chargeback_monthly"]
     lines = _frame(sample_run, chargeback)

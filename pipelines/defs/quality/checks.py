@@ -1,4 +1,4 @@
-"""great-expectations suites as Dagster asset checks, one check per suite in pipelines/gx_suites.py.
+"""great-expectations suites as Dagster asset checks, one check per suite in warehouse/expectations/.
 
 Raw suites attach to `raw/<family>`, mart suites to `marts/<table>`. A blocking suite's check is
 `blocking=True` with ERROR severity: when it fails, nothing downstream of its asset runs in that
@@ -15,9 +15,9 @@ from collections.abc import Iterator
 import dagster as dg
 import duckdb
 
+from pipelines.resources import LedgerResource
 from warehouse.audit import record_check
 from warehouse.expectations import SUITES, Suite, run_suite
-from pipelines.resources import LedgerResource
 
 SPECS = [
     dg.AssetCheckSpec(
