@@ -10,7 +10,7 @@ STAMP := $(VENV)/.synced-$(shell cat uv.lock pyproject.toml | sha256sum | cut -c
 export UV_COMPILE_BYTECODE := 1
 export UV_PYTHON := $(shell command -v $(PYTHON))
 
-.PHONY: setup run test test-fast test-spark dashboard browser java clean
+.PHONY: setup run test test-fast test-spark dashboard dev browser java clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -21,7 +21,9 @@ $(STAMP): $(UV) pyproject.toml uv.lock
 	rm -f $(VENV)/.synced-*
 	touch $(STAMP)
 
+# The dbt manifest Dagster builds its assets from: parsed here (and by `gpu-ledger run`), never at import.
 setup: $(STAMP)
+	$(VENV)/bin/gpu-ledger prepare --if-stale
 
 run: setup
 	$(VENV)/bin/gpu-ledger run
@@ -38,6 +40,10 @@ test-fast: setup
 
 dashboard: setup
 	$(VENV)/bin/gpu-ledger dashboard
+
+# The Dagster UI on 127.0.0.1:3000 with the same definitions the nightly job runs.
+dev: setup
+	$(VENV)/bin/dagster dev -m pipelines.definitions -h 127.0.0.1 -p 3000
 
 browser:
 	@bash scripts/ensure_chromium.sh

@@ -253,11 +253,13 @@ def rejects(
 
 
 @app.command()
-def prepare() -> None:
+def prepare(
+    if_stale: bool = typer.Option(False, "--if-stale", help="parse only when the dbt project changed since the last parse"),
+) -> None:
     """Parse the dbt project (the manifest Dagster builds its assets from); run after editing dbt/."""
     from pipelines.dbt_project import parse_manifest
 
-    console.print(f"dbt manifest: {parse_manifest(force=True)}")
+    console.print(f"dbt manifest: {parse_manifest(force=not if_stale)}")
 
 
 if __name__ == "__main__":

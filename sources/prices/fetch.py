@@ -21,7 +21,7 @@ import requests
 import yaml
 
 USER_AGENT = "gpu-ledger-price-fetcher/0.1 (+GPU cost ledger; list-price collection)"
-CONFIG = Path(__file__).resolve().parents[2] / "registry" / "price_sources.yaml"
+CONFIG = Path(__file__).resolve().parents[2] / "config" / "fetch" / "price_sources.yaml"
 RETRY_STATUSES = {429, 500, 502, 503, 504}
 _QUERY = re.compile(r"\?[^\s'\")]*")
 
@@ -178,7 +178,7 @@ def fetch_source(
 
 
 def load_sources(config: Path = CONFIG) -> tuple[list[dict[str, Any]], FetchSettings]:
-    """Configured sources and default settings from registry/price_sources.yaml."""
+    """Configured sources and default settings from config/fetch/price_sources.yaml."""
     doc = yaml.safe_load(config.read_text()) or {}
     defaults = doc.get("defaults") or {}
     known = FetchSettings.__dataclass_fields__

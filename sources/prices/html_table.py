@@ -1,6 +1,6 @@
 """Generic neocloud pricing-page parser: an HTML <table> read through a configured column mapping.
 
-Pages are described in registry/price_html_pages.yaml (one entry per page layout): a `match`
+Pages are described in config/fetch/price_html_pages.yaml (one entry per page layout): a `match`
 regex that recognises the page, the header text of each column we need (`columns`), one header
 per pricing category (`prices`), currency, price_unit and where the page states its own time
 (`timestamp.meta` name or `timestamp.regex` with one group). Without a page timestamp,
@@ -34,7 +34,7 @@ from sources.prices._rows import (
 )
 
 NAME = "html_pricing_table"
-CONFIG = Path(__file__).resolve().parents[2] / "registry" / "price_html_pages.yaml"
+CONFIG = Path(__file__).resolve().parents[2] / "config" / "fetch" / "price_html_pages.yaml"
 _NOT_OFFERED = {"", "-", "—", "–", "n/a", "na", "sold out", "contact us", "coming soon"}
 
 
@@ -129,7 +129,7 @@ def parse(
     spec = _page_for(text, pages if pages is not None else _pages())
     if spec is None:
         raise UnreadableFile(
-            path, None, "no configured page layout (registry/price_html_pages.yaml) matches this page"
+            path, None, "no configured page layout (config/fetch/price_html_pages.yaml) matches this page"
         )
     parser = _Tables()
     parser.feed(text)
