@@ -1,6 +1,6 @@
 """Compare the marts two engines built: row for row, money to the cent (issue 11).
 
-Both sides are read from DuckDB files (the Spark marts are imported by pipelines/lake.py), and each
+Both sides are read from DuckDB files (the Spark marts are imported by warehouse/lake.py), and each
 table is normalised before comparison so that only meaningful differences count:
   - DECIMAL (money, exact) -> rounded to the cent, compared exactly;
   - DOUBLE -> equal within a relative 1e-9 (engines sum floats in different orders; rounding to a

@@ -140,18 +140,13 @@ def _failed_checks(con, run_ok: bool) -> list[tuple[str, str]]:
     ).fetchall()
 
 
-def _assert_published_or_only_currency_gap(result: dict) -> None:
-    # Known gap outside dbt: the blocking GX suites (pipelines/gx_suites.py CURRENCIES) do not list
-    # 'XXX', the code the ledger gives lines without a BillingCurrency (the spec examples). Until
-    # that list gains 'XXX' the publication is withheld, but every dbt model and test passed.
+def _assert_published(result: dict) -> None:
     failed = _failed_checks(result["con"], result["ok"])
-    if failed and all(name.startswith("gx_") and "['XXX'" in detail for name, detail in failed):
-        pytest.xfail("GX currency set lacks 'XXX' (pipelines/gx_suites.py); dbt build passed")
     assert result["ok"], (result["reason"], failed)
 
 
 def test_refresh_publishes(run):
-    _assert_published_or_only_currency_gap(run)
+    _assert_published(run)
 
 
 def test_zero_percent_utilisation(run):
@@ -273,7 +268,7 @@ def test_duplicate_rows_across_files_warns(run):
 
 
 def test_redelivery_run_publishes(redelivery):
-    _assert_published_or_only_currency_gap(redelivery)
+    _assert_published(redelivery)
 
 
 def test_redelivery_replaces_not_adds(run, redelivery):

@@ -1,5 +1,5 @@
-"""The Parquet lake between DuckDB and another engine (pipelines/lake.py), and the marts comparison
-(pipelines/compare.py) the Spark lane relies on. Fast: DuckDB only."""
+"""The Parquet lake between DuckDB and another engine (warehouse/lake.py), and the marts comparison
+(tests/compare.py) the Spark lane relies on. Fast: DuckDB only."""
 
 from __future__ import annotations
 
