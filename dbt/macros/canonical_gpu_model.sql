@@ -1,7 +1,9 @@
+{# generated from warehouse/reference.py; do not edit (regenerate: .venv/bin/python -m warehouse.reference --write).
+   A GPU named somewhere -> canonical gpu_catalog id: the gpu_aliases seed first (join_gpu_alias),
+   else the name rules (canonical_gpu_model); sources/prices/_gpus.py applies the same rules. #}
+
 {# GPU model named in free text (benchmark files, own CSVs: "NVIDIA A100-SXM4-40GB") -> canonical
-   gpu_catalog id, or null when no catalogued GPU is named. Mirrors sources/prices/_gpus.py (DuckDB's
-   RE2 has no look-around, so boundaries are spelled as character classes); A100 with "80" anywhere
-   after it is the 80GB part (PCIe included). Order matters: specific names first. #}
+   gpu_catalog id, or null when no catalogued GPU is named. GPU_NAME_RULES: first match wins. #}
 {% macro canonical_gpu_model(expr) -%}
     {%- set rules = [
         ('GB200', 'GB200'),
@@ -12,7 +14,7 @@
         ('H100\\W*NVL', 'H100-NVL-94GB'),
         ('H100\\W*PCIE', 'H100-PCIe-80GB'),
         ('H100', 'H100-SXM-80GB'),
-        ('A100.*80', 'A100-80GB'),
+        ('A100\\W*((SXM4?|PCIE)\\W*)?80', 'A100-80GB'),
         ('A100', 'A100-40GB'),
         ('L40S', 'L40S-48GB'),
         ('L40([^0-9]|$)', 'L40-48GB'),
@@ -25,6 +27,7 @@
         ('V100', 'V100-16GB'),
         ('P100', 'P100-16GB'),
         ('(^|[^A-Z0-9])P40([^0-9]|$)', 'P40-24GB'),
+        ('(^|[^A-Z0-9])P4([^0-9A-Z]|$)', 'P4-8GB'),
         ('K80', 'K80-12GB'),
         ('M60', 'M60-8GB'),
         ('RTX\\W*PRO\\W*6000', 'RTX-PRO-6000-96GB'),
@@ -40,12 +43,11 @@
     end
 {%- endmacro %}
 
-{# Bytes per weight parameter for a precision / quantisation name (bf16 when unknown). #}
-{% macro bytes_per_param(precision) -%}
-    case lower(coalesce({{ precision }}, 'bf16'))
-        when 'fp32' then 4.0 when 'tf32' then 4.0
-        when 'fp8' then 1.0 when 'int8' then 1.0
-        when 'int4' then 0.5 when 'fp4' then 0.5 when 'nf4' then 0.5
-        else 2.0
-    end
+{# The one join to the gpu_aliases seed, on the one key: the name trimmed and lower-cased (the seed's
+   aliases are stored that way). Use the joined relation's gpu_model (null when the name is no alias):
+       coalesce(aliases.gpu_model, {{ canonical_gpu_model('t.name') }})
+       ... from t {{ join_gpu_alias('t.name') }}
+   `relation_alias` names the joined seed when a model joins it twice. #}
+{% macro join_gpu_alias(expr, relation_alias='aliases') -%}
+    left join {{ ref('gpu_aliases') }} as {{ relation_alias }} on {{ relation_alias }}.alias = lower(trim({{ expr }}))
 {%- endmacro %}

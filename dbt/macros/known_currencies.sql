@@ -1,6 +1,7 @@
-{# ISO 4217 active codes plus XXX ("no currency", used for exports that carry none), the same list
-   pipelines/gx_suites.py CURRENCIES holds (a test keeps them equal).
-   A price in any other code cannot be converted, so it fails `currency_is_known`. #}
+{# generated from warehouse/reference.py; do not edit (regenerate: .venv/bin/python -m warehouse.reference --write).
+   CURRENCIES: ISO 4217 active codes plus XXX ("no currency", which staging gives FOCUS lines that
+   carry none); the GX suites check the same list. A price in any other code cannot be converted,
+   so it fails `currency_is_known`. #}
 {% macro known_currencies() -%}
     {{ return([
         'AED', 'AFN', 'ALL', 'AMD', 'ANG', 'AOA', 'ARS', 'AUD', 'AWG', 'AZN', 'BAM', 'BBD', 'BDT', 'BGN', 'BHD', 'BIF',

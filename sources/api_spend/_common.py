@@ -17,10 +17,12 @@ from typing import Any
 import pyarrow as pa
 
 from sources.common import Reject, UnreadableFile
+from warehouse.reference import ISO_4217_SET
 
-# Currencies the providers are known to report. Anything else is rejected (unknown_currency)
-# rather than silently summed with USD.
-KNOWN_CURRENCIES = frozenset({"USD", "EUR", "GBP", "JPY", "CAD", "AUD", "CHF", "INR", "SGD", "BRL"})
+# ISO 4217 active codes (warehouse/reference.py, the one list; this was a 10-code copy that rejected
+# valid codes such as SEK). Anything else is rejected (unknown_currency) rather than silently
+# summed with USD.
+KNOWN_CURRENCIES = ISO_4217_SET
 
 _INT_TEXT = re.compile(r"^-?\d+$")
 

@@ -43,10 +43,6 @@ catalog as (
     select * from {{ ref('gpu_catalog') }}
 ),
 
-aliases as (
-    select alias, gpu_model from {{ ref('gpu_aliases') }}
-),
-
 per_run_files as (
     select lower(result_file_stem) as stem from runs where source_format = 'vllm_serving_result'
 ),
@@ -99,7 +95,7 @@ resolved as (
             as resolved_gpu_count
     from hardware
     left join instance_map on lower(hardware.run_vm_sku) = instance_map.sku
-    left join aliases on lower(trim(hardware.named_gpu_model_as_written)) = aliases.alias
+    {{ join_gpu_alias('hardware.named_gpu_model_as_written') }}
 ),
 
 final as (

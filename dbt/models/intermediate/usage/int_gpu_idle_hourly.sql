@@ -16,10 +16,6 @@ inventory as (
     select * from {{ ref('stg_usage__gpu_inventory') }}
 ),
 
-aliases as (
-    select lower(trim(alias)) as alias, gpu_model from {{ ref('gpu_aliases') }}
-),
-
 usage_hourly as (
     select
         pool_id,
@@ -39,7 +35,7 @@ inventory_capacity as (
         coalesce(aliases.gpu_model, {{ canonical_gpu_model('inventory.gpu_type') }}, '(unknown)') as gpu_model,
         sum(inventory.gpu_count) as gpus
     from inventory
-    left join aliases on aliases.alias = inventory.gpu_type
+    {{ join_gpu_alias('inventory.gpu_type') }}
     where inventory.gpu_count > 0
     group by all
 ),

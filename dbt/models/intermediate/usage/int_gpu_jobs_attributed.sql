@@ -12,10 +12,6 @@ inventory as (
     select * from {{ ref('stg_usage__gpu_inventory') }}
 ),
 
-aliases as (
-    select lower(trim(alias)) as alias, gpu_model from {{ ref('gpu_aliases') }}
-),
-
 mappings as (
     select * from {{ ref('stg_registry__mappings') }}
 ),
@@ -107,7 +103,7 @@ resolved as (
         coalesce(gpu_nodes.on_gpu_node, false) as on_gpu_node,
         coalesce(
             aliases.gpu_model,
-            node_alias.gpu_model,
+            case when jobs.gpu_type is null then node_alias.gpu_model end,
             {{ canonical_gpu_model('jobs.gpu_type') }}
         ) as gpu_model,
         coalesce(jobs.ended_at, {{ add_seconds('jobs.started_at', 'jobs.elapsed_s') }}) as ended_at_effective,
@@ -118,8 +114,8 @@ resolved as (
     from jobs
     left join job_nodes on job_nodes.job_key = jobs.job_key
     left join gpu_nodes on gpu_nodes.job_key = jobs.job_key
-    left join aliases on aliases.alias = split_part(jobs.gpu_type, ',', 1)
-    left join aliases as node_alias on node_alias.alias = gpu_nodes.node_gpu_type and jobs.gpu_type is null
+    {{ join_gpu_alias("split_part(jobs.gpu_type, ',', 1)") }}
+    {{ join_gpu_alias('gpu_nodes.node_gpu_type', 'node_alias') }}
     left join account_teams as acct
         on (acct.kind = 'slurm_account' and jobs.scheduler = 'slurm' and acct.match_value = lower(trim(jobs.account)))
         or (acct.kind = 'namespace' and jobs.scheduler = 'kubernetes' and acct.match_value = lower(trim(jobs.namespace)))

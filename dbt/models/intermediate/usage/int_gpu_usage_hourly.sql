@@ -21,10 +21,6 @@ telemetry_hourly as (
     select * from {{ ref('int_gpu_telemetry_hourly') }}
 ),
 
-aliases as (
-    select lower(trim(alias)) as alias, gpu_model from {{ ref('gpu_aliases') }}
-),
-
 namespace_teams as (
     select match_value, any_value(team_id) as team_id, any_value(workload_id) as workload_id
     from {{ ref('stg_registry__mappings') }}
@@ -49,7 +45,7 @@ telemetry_hours as (
         {{ star_except(['gpu_model_reported', 'sample_date', 'x_loaded_at'], 'telemetry_hourly') }},
         coalesce(aliases.gpu_model, {{ canonical_gpu_model('telemetry_hourly.gpu_model_reported') }}) as gpu_model
     from telemetry_hourly
-    left join aliases on aliases.alias = lower(trim(telemetry_hourly.gpu_model_reported))
+    {{ join_gpu_alias('telemetry_hourly.gpu_model_reported') }}
 ),
 
 -- A physical-GPU row is dropped in an hour where the same GPU reports MIG slices (they would double count).

@@ -13,20 +13,16 @@ summaries as (
     select * from {{ ref('stg_benchmarks__runs') }}
 ),
 
-aliases as (
-    select alias, gpu_model from {{ ref('gpu_aliases') }}
-),
-
 memory_fit as (
     select {{ star_except(['gpu_model'], 'tests') }}, coalesce(aliases.gpu_model, tests.gpu_model) as gpu_model
     from {{ ref('stg_benchmarks__memory_fit_tests') }} as tests
-    left join aliases on lower(trim(tests.gpu_model_as_written)) = aliases.alias
+    {{ join_gpu_alias('tests.gpu_model_as_written') }}
 ),
 
 ops as (
     select {{ star_except(['gpu_model'], 'tests') }}, coalesce(aliases.gpu_model, tests.gpu_model) as gpu_model
     from {{ ref('stg_benchmarks__ops_tests') }} as tests
-    left join aliases on lower(trim(tests.gpu_model_as_written)) = aliases.alias
+    {{ join_gpu_alias('tests.gpu_model_as_written') }}
 ),
 
 -- Worst safe margin over the memory-fit tests of the same model (or the workload's declared

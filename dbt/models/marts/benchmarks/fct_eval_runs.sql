@@ -3,10 +3,6 @@ with source as (
     select * from {{ ref('stg_benchmarks__eval_runs') }}
 ),
 
-aliases as (
-    select alias, gpu_model from {{ ref('gpu_aliases') }}
-),
-
 final as (
     select
         source.run_id,
@@ -29,7 +25,7 @@ final as (
         source.outcome,
         source.outcome = 'completed' and source.tasks_completed = source.tasks_total as suite_completed
     from source
-    left join aliases on lower(trim(source.gpu_model_as_written)) = aliases.alias
+    {{ join_gpu_alias('source.gpu_model_as_written') }}
 )
 
 select * from final

@@ -3,10 +3,6 @@ with source as (
     select * from {{ ref('stg_benchmarks__media_batches') }}
 ),
 
-aliases as (
-    select alias, gpu_model from {{ ref('gpu_aliases') }}
-),
-
 final as (
     select
         source.batch_id,
@@ -27,7 +23,7 @@ final as (
         source.operator_review_minutes,
         source.moderation_rejected
     from source
-    left join aliases on lower(trim(source.gpu_model_as_written)) = aliases.alias
+    {{ join_gpu_alias('source.gpu_model_as_written') }}
 )
 
 select * from final

@@ -3,10 +3,6 @@ with source as (
     select * from {{ ref('stg_benchmarks__memory_fit_tests') }}
 ),
 
-aliases as (
-    select alias, gpu_model from {{ ref('gpu_aliases') }}
-),
-
 final as (
     select
         source.test_id,
@@ -22,7 +18,7 @@ final as (
         source.oom_count,
         source.safe_margin_pct
     from source
-    left join aliases on lower(trim(source.gpu_model_as_written)) = aliases.alias
+    {{ join_gpu_alias('source.gpu_model_as_written') }}
 )
 
 select * from final

@@ -3,10 +3,6 @@ with source as (
     select * from {{ ref('stg_benchmarks__training_runs') }}
 ),
 
-aliases as (
-    select alias, gpu_model from {{ ref('gpu_aliases') }}
-),
-
 final as (
     select
         source.run_id,
@@ -30,7 +26,7 @@ final as (
         source.restarts,
         source.outcome
     from source
-    left join aliases on lower(trim(source.gpu_model_as_written)) = aliases.alias
+    {{ join_gpu_alias('source.gpu_model_as_written') }}
 )
 
 select * from final
