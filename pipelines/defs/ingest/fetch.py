@@ -24,11 +24,11 @@ import dagster as dg
 import requests
 import yaml
 
-from warehouse.landing import LandedFile, land_file, read_manifest
-from warehouse.home import REPO_ROOT
 from pipelines.resources import LedgerResource
 from sources.api_spend import fetch as api_fetch
 from sources.prices import fetch as price_fetch
+from warehouse.home import REPO_ROOT
+from warehouse.landing import LandedFile, land_file, read_manifest
 
 PRICE_SOURCES = "price_sources.yaml"
 API_SPEND_SOURCES = "api_spend_sources.yaml"
