@@ -56,8 +56,9 @@ def banner() -> None:
                  f"showing the publication of {as_of} (data as of {as_of}).")
     elif pub is not None:
         refreshed = f" · last refresh ok at {status['finished_at']}" if status else ""
-        st.caption(f"Data as of {as_of} · run {pub['run_id']} · checks passed "
-                   f"{pub.get('checks_passed')}/{pub.get('checks_run')}{refreshed}")
+        warned = pub.get("checks_warned") or 0
+        st.caption(f"Data as of {as_of} · run {pub['run_id']} · checks: {pub.get('checks_passed')} passed, "
+                   f"{warned} warnings (see Data quality) of {pub.get('checks_run')}{refreshed}")
 
 
 @st.cache_data(ttl=3600, max_entries=512, show_spinner=False)

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from warehouse import serving
+from warehouse.publish import check_counts
 from warehouse.home import HOME_ENV, REPO_ROOT, Home, HomeError, resolve_home, resolve_inputs
 
 app = typer.Typer(help="GPU Ledger: what each GPU workload costs per accepted output.", no_args_is_help=True)
@@ -71,6 +72,14 @@ def execute_refresh(
     return ok, result.run_id, reason
 
 
+def checks_line(c: dict[str, int]) -> str:
+    """'checks: 379 passed, 7 warnings, 0 failed (of 386)': a warning is never counted as passed."""
+    failed = c["fail"] + c["error"]
+    colour = "red" if failed else ("yellow" if c["warn"] else "green")
+    return (f"checks: [{colour}]{c['pass']} passed, {c['warn']} warnings, {failed} failed[/{colour}] "
+            f"(of {c['run']})")
+
+
 def print_summary(home: Path, run_id: str) -> None:
     """Rows per source, rejects, checks, total cost and where to look."""
     paths = Home(home)
@@ -80,9 +89,7 @@ def print_summary(home: Path, run_id: str) -> None:
             "select family, count(*) filter (where status = 'loaded'), sum(rows_loaded), sum(rejects), "
             "count(*) filter (where status <> 'loaded') from audit.file_loads group by family order by family"
         ).fetchall()
-        checks = con.execute(
-            "select count(*), count(*) filter (where passed) from audit.check_results where run_id = ?", [run_id]
-        ).fetchone()
+        checks = check_counts(con, run_id, catalog="ledger")
         problems = con.execute(
             "select source_file, message from audit.file_loads where status <> 'loaded' order by source_file"
         ).fetchall()
@@ -96,7 +103,7 @@ def print_summary(home: Path, run_id: str) -> None:
     console.print(table)
     for name, msg in problems:
         console.print(f"[yellow]quarantined file[/yellow] {name}: {msg}")
-    console.print(f"checks: {checks[1]} of {checks[0]} passed")
+    console.print(checks_line(checks))
     pub = serving.publication(paths.serving_db)
     if pub is not None:
         totals = serving.query(paths.serving_db, "select currency, sum(total_cost) as total from fct_chargeback_monthly "
@@ -221,13 +228,15 @@ def status(home: Optional[Path] = typer.Option(None, help="warehouse home")) -> 
     if pub is None:
         console.print("no publication yet")
         raise typer.Exit(1)
-    failed = serving.query(paths.serving_db, "select check_name, severity, detail from check_results where not passed "
-                                             "order by severity, check_name")
+    failed = serving.query(paths.serving_db, "select check_name, status, detail from check_results "
+                                             "where status <> 'pass' order by status, check_name")
     age = datetime.now(timezone.utc).replace(tzinfo=None) - pub["published_at"]
     console.print(f"publication: run {pub['run_id']} at {pub['published_at']:%Y-%m-%d %H:%M} UTC "
-                  f"({age.total_seconds() / 3600:.1f} h old); checks {pub['checks_passed']}/{pub['checks_run']} passed")
-    for name, severity, detail in failed.itertuples(index=False):
-        console.print(f"  [yellow]{severity}[/yellow] {name}: {detail}")
+                  f"({age.total_seconds() / 3600:.1f} h old)")
+    console.print(checks_line({"run": pub["checks_run"], "pass": pub["checks_passed"], "warn": pub.get("checks_warned", 0),
+                               "fail": pub.get("checks_failed", 0), "error": 0}))
+    for name, check_status, detail in failed.itertuples(index=False):
+        console.print(f"  [yellow]{check_status}[/yellow] {name}: {detail}")
 
 
 @app.command()

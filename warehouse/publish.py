@@ -26,6 +26,17 @@ def published_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [r[0] for r in rows]
 
 
+def check_counts(con: duckdb.DuckDBPyConnection, run_id: str, catalog: str = "ledger") -> dict[str, int]:
+    """Checks of a run by status, plus `blocking_failed` (an error-severity check that did not pass)."""
+    row = con.execute(
+        f"select count(*), count(*) filter (where status = 'pass'), count(*) filter (where status = 'warn'), "
+        f"count(*) filter (where status = 'fail'), count(*) filter (where status = 'error'), "
+        f"count(*) filter (where status in ('fail', 'error') and severity = 'error') "
+        f"from {catalog}.audit.check_results where run_id = ?", [run_id]
+    ).fetchone()
+    return dict(zip(("run", "pass", "warn", "fail", "error", "blocking_failed"), row))
+
+
 def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime) -> dict[str, int]:
     """Write serving.duckdb from the working database; returns rows per published table."""
     tmp = serving_path.with_name(f".{serving_path.name}.{os.getpid()}.tmp")
@@ -46,21 +57,23 @@ def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime
         )
         counts["dq_rejects"] = con.execute("select count(*) from serving.main.dq_rejects").fetchone()[0]
         con.execute(
-            "create table serving.main.check_results as select check_name, target, severity, passed, detail "
-            "from ledger.audit.check_results where run_id = ? order by all", [run_id],
+            "create table serving.main.check_results as select check_name, target, severity, status, "
+            "status = 'pass' as passed, detail from ledger.audit.check_results where run_id = ? order by all", [run_id],
         )
-        checks = con.execute(
-            "select count(*), count(*) filter (where passed), count(*) filter (where not passed and severity='error') "
-            "from ledger.audit.check_results where run_id = ?", [run_id]
-        ).fetchone()
-        if checks[2]:
-            raise RuntimeError(f"{checks[2]} blocking checks failed in run {run_id}; not publishing")
+        con.execute(
+            "create table serving.main.check_failures as select check_name, target, row_number, failing_row "
+            "from ledger.audit.check_failures where run_id = ? order by all", [run_id],
+        )
+        checks = check_counts(con, run_id)
+        if checks["blocking_failed"]:
+            raise RuntimeError(f"{checks['blocking_failed']} blocking checks failed in run {run_id}; not publishing")
         published_at = datetime.now(timezone.utc).replace(tzinfo=None)
         con.execute(
             "create table serving.main.publication as select ?::varchar as run_id, ?::timestamp as started_at, "
             "?::timestamp as published_at, ?::bigint as checks_run, ?::bigint as checks_passed, "
-            "?::varchar as tables_published",
-            [run_id, started_at.replace(tzinfo=None), published_at, checks[0], checks[1], ",".join(sorted(counts))],
+            "?::bigint as checks_warned, ?::bigint as checks_failed, ?::varchar as tables_published",
+            [run_id, started_at.replace(tzinfo=None), published_at, checks["run"], checks["pass"], checks["warn"],
+             checks["fail"] + checks["error"], ",".join(sorted(counts))],
         )
         con.execute("detach serving")
         con.execute("detach ledger")

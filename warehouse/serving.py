@@ -247,9 +247,23 @@ def stale_prices(path: Path, max_age_days: int = 7) -> pd.DataFrame:
 
 
 def check_results(path: Path) -> pd.DataFrame:
-    """The checks of the published run."""
-    require(path, "check_results", ["check_name", "passed"])
-    return query(path, "select * from check_results order by passed, severity, check_name")
+    """The checks of the published run: failures and warnings first (a publication before check
+    statuses existed shows `passed` as pass/fail)."""
+    cols = require(path, "check_results", ["check_name", "passed"])
+    status = "status" if "status" in cols else "case when passed then 'pass' else 'fail' end"
+    return query(path, f"select check_name, target, severity, {status} as status, detail from check_results "
+                       "order by case status when 'fail' then 0 when 'error' then 1 when 'warn' then 2 else 3 end, "
+                       "check_name")
+
+
+def check_failures(path: Path, check_name: str) -> pd.DataFrame:
+    """The rows a failing or warning check found (a few per check, as JSON text)."""
+    try:
+        require(path, "check_failures", ["check_name", "failing_row"])
+    except NotPublished:
+        return pd.DataFrame(columns=["row_number", "failing_row"])
+    return query(path, "select row_number, failing_row from check_failures where check_name = ? order by row_number",
+                 [check_name])
 
 
 def rejects_by_source(path: Path) -> pd.DataFrame:

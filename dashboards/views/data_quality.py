@@ -12,22 +12,31 @@ st.title("Data quality")
 
 pub = ui.load(serving.publication, path)
 if pub is not None:
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3, c4 = st.columns(4)
     c1.metric("Checks passed", f"{pub.get('checks_passed')}/{pub.get('checks_run')}")
-    c2.metric("Run", str(pub["run_id"]))
-    c3.metric("Published", ui.fmt_time(pub["published_at"]))
+    c2.metric("Warnings", f"{pub.get('checks_warned', 0)}")
+    c3.metric("Run", str(pub["run_id"]))
+    c4.metric("Published", ui.fmt_time(pub["published_at"]))
     st.caption(f"Tables published: {pub.get('tables_published') or 'n/a'}")
 
 st.subheader("Check results")
 checks = ui.guard(serving.check_results, path)
 if checks is not None:
-    failed = checks[~checks["passed"].astype(bool)]
-    if failed.empty:
+    not_passed = checks[checks["status"] != "pass"]
+    if not_passed.empty:
         st.success(f"All {len(checks)} checks passed.")
     else:
-        st.warning(f"{len(failed)} of {len(checks)} checks did not pass (non-blocking, or the run would not "
-                   "have been published).")
-    st.dataframe(checks, hide_index=True)
+        warned = int((not_passed["status"] == "warn").sum())
+        st.warning(f"{warned} warnings and {len(not_passed) - warned} failed non-blocking checks of {len(checks)} "
+                   "(a blocking failure would have withheld this publication). Each is listed below with what it found.")
+        for row in not_passed.itertuples(index=False):
+            with st.expander(f"{row.status.upper()} · {row.check_name} ({row.target})"):
+                st.write(row.detail)
+                found = ui.guard(serving.check_failures, path, row.check_name)
+                if found is not None and not found.empty:
+                    st.dataframe(found, hide_index=True)
+    with st.expander(f"All {len(checks)} check results"):
+        st.dataframe(checks, hide_index=True)
 
 st.subheader("Quarantined rows per source")
 rejects = ui.guard(serving.rejects_by_source, path)

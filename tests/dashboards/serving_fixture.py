@@ -97,12 +97,16 @@ def build_serving(home: Path, minimal: bool = False, ok: bool = True) -> Path:
         from (values {_values(CHARGEBACK, 'sdsmmmmimm')}) t({cb_cols})""")
     con.execute(f"""create table publication as select '{RUN_ID}' as run_id, '2025-02-28 05:40:00'::timestamp
         as started_at, '{PUBLISHED_AT}'::timestamp as published_at, 12::bigint as checks_run,
-        11::bigint as checks_passed, 'fct_chargeback_monthly,ledger_focus' as tables_published""")
+        11::bigint as checks_passed, 1::bigint as checks_warned, 0::bigint as checks_failed,
+        'fct_chargeback_monthly,ledger_focus' as tables_published""")
     con.execute("""create table check_results as select * from (values
-        ('cost_conserved', 'fct_chargeback_monthly', 'error', true, 'ok'),
-        ('not_null_team_id', 'fct_chargeback_monthly', 'error', true, 'ok'),
-        ('price_freshness', 'fct_gpu_price_history', 'warn', false, '1 price older than 7 days'))
-        t(check_name, target, severity, passed, detail)""")
+        ('cost_conserved', 'fct_chargeback_monthly', 'error', 'pass', true, 'ok'),
+        ('not_null_team_id', 'fct_chargeback_monthly', 'error', 'pass', true, 'ok'),
+        ('price_freshness', 'fct_gpu_price_history', 'warn', 'warn', false, '1 price older than 7 days'))
+        t(check_name, target, severity, status, passed, detail)""")
+    con.execute("""create table check_failures as select * from (values
+        ('price_freshness', 'fct_gpu_price_history', 1, '{"sku": "gd-1xh100", "age_days": 9}'))
+        t(check_name, target, row_number, failing_row)""")
     con.execute("""create table dq_rejects as select * from (values
         ('billing', 'focus_csv', 'h1', 'focus.csv', 17, 'BilledCost', 'abc', 'not_a_number', 'BilledCost is not a number',
          '2025-02-27 01:00:00'::timestamp),

@@ -37,7 +37,8 @@ PAGES = [
     ("gpu_decision", "GPU decision", ["coreweave-l40s", "measured 62%", "2,470.00"]),
     ("prices", "GPU prices", ["USD 1.10", "2025-02-27 00:00 UTC"]),
     ("chargeback", "Chargeback", ["USD 3,324.19", "USD 980.11", "All 3 period/currency totals reconcile"]),
-    ("data_quality", "Data quality", ["11/12", "run-fixture-0042", "gd-1xh100", "Rejected rows"]),
+    ("data_quality", "Data quality", ["11/12", "run-fixture-0042", "gd-1xh100", "Rejected rows",
+                                      "1 warnings and 0 failed", "WARN · price_freshness"]),
 ]
 RENDER_TIMES: dict[str, float] = {}
 

@@ -86,7 +86,12 @@ def test_quality_tables(serving_db: Path) -> None:
     rejects = serving.rejects_by_source(serving_db)
     assert dict(rejects.groupby("source_family")["rejected_rows"].sum()) == {"billing": 2, "usage": 1}
     checks = serving.check_results(serving_db)
-    assert checks["passed"].tolist().count(False) == 1
+    # The warning comes first and stays a warning (never a pass); its found row is published with it.
+    assert checks["status"].tolist() == ["warn", "pass", "pass"]
+    assert checks["check_name"].iloc[0] == "price_freshness"
+    found = serving.check_failures(serving_db, "price_freshness")
+    assert found["failing_row"].tolist() == ['{"sku": "gd-1xh100", "age_days": 9}']
+    assert serving.check_failures(serving_db, "cost_conserved").empty
     pub = serving.publication(serving_db)
     assert pub["run_id"] == "run-fixture-0042" and pub["checks_run"] == 12
 

@@ -16,7 +16,7 @@ import dagster as dg
 import duckdb
 
 from pipelines.resources import LedgerResource
-from warehouse.audit import record_check
+from warehouse.audit import check_status, record_check
 from warehouse.expectations import SUITES, Suite, run_suite
 
 SPECS = [
@@ -62,22 +62,25 @@ def gx_suites(context: dg.AssetCheckExecutionContext, ledger: LedgerResource) ->
                 continue
             try:
                 passed, failures, meta = run_suite(con, suite)
+                status = check_status(suite.severity, passed)
             except Exception as exc:  # noqa: BLE001 - a missing table or unreadable column fails the check, not the run
                 passed, failures, meta = False, [f"could not validate {suite.target}: {exc}"], {}
-            outcomes.append((suite, passed, failures, meta))
+                status = check_status(suite.severity, False, ran=False)
+            outcomes.append((suite, passed, status, failures, meta))
     finally:
         con.close()
     writer = ledger.connect()
     try:
-        for suite, passed, failures, meta in outcomes:
+        for suite, _, status, failures, meta in outcomes:
             detail = "; ".join(failures) or "all expectations met"
             if meta.get("sampled", "").startswith("using sample"):
                 detail += f" (validated {meta['sampled']})"
+            # Each unmet expectation is one "failing row" of the suite: the page lists them one by one.
             record_check(writer, context.op_execution_context.run_id, suite.check_name, suite.target,
-                         suite.severity, passed, detail)
+                         suite.severity, status, detail, failures[:20])
     finally:
         writer.close()
-    for suite, passed, failures, meta in outcomes:
+    for suite, passed, _, failures, meta in outcomes:
         yield _result(suite, passed, failures, meta)
 
 

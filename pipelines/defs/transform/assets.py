@@ -39,23 +39,42 @@ TRANSLATOR = LedgerTranslator(
 )
 
 
-def _record_dbt_results(ledger: LedgerResource, run_id: str, results: dict[str, Any]) -> tuple[int, int]:
-    """Copy dbt test outcomes into audit.check_results so the publication can list them."""
+# dbt result status -> check status (warehouse.audit.CHECK_STATUSES); `skipped` means an upstream failed.
+DBT_STATUS = {"pass": "pass", "warn": "warn", "fail": "fail", "error": "error", "skipped": "error"}
+FAILING_ROWS_SHOWN = 5
+
+
+def _failing_rows(con: Any, compiled_sql: str | None) -> list[str]:
+    """A few rows a test returned, as JSON text, so a warning names what it found (best effort)."""
+    if not compiled_sql:
+        return []
+    try:
+        cur = con.execute(f"select * from ({compiled_sql}) as failing limit {FAILING_ROWS_SHOWN}")
+        cols = [d[0] for d in cur.description]
+        return [json.dumps(dict(zip(cols, row)), default=str) for row in cur.fetchall()]
+    except Exception:  # noqa: BLE001 - the SQL of another engine, or a dropped relation: the count stays
+        return []
+
+
+def _record_dbt_results(ledger: LedgerResource, run_id: str, results: dict[str, Any]) -> dict[str, int]:
+    """Copy dbt test outcomes into audit.check_results (a `warn` stays a warning, never a pass)."""
     con = ledger.connect()
-    passed = failed = 0
+    counts = dict.fromkeys(("pass", "warn", "fail", "error"), 0)
     try:
         for r in results.get("results", []):
             uid = r.get("unique_id", "")
             if not uid.startswith("test."):
                 continue
-            ok = r.get("status") in ("pass", "warn")
-            severity = "warn" if r.get("status") == "warn" else "error"
-            record_check(con, run_id, uid.split(".")[2], "dbt", severity, ok, str(r.get("message") or r.get("status")))
-            passed += ok
-            failed += not ok
+            status = DBT_STATUS.get(r.get("status"), "error")
+            # A dbt `warn` comes from a warn-severity test; every other test blocks the publication.
+            severity = "warn" if status == "warn" else "error"
+            rows = _failing_rows(con, r.get("compiled_code")) if status in ("warn", "fail") else []
+            record_check(con, run_id, uid.split(".")[2], "dbt", severity, status,
+                         str(r.get("message") or r.get("status")), rows)
+            counts[status] += 1
     finally:
         con.close()
-    return passed, failed
+    return counts
 
 
 class DbtBuildConfig(dg.Config):
@@ -105,8 +124,9 @@ def ledger_dbt_assets(
         if invocation.process.poll() is None:
             invocation.process.terminate()
             invocation.process.wait(timeout=30)
-    passed, failed = _record_dbt_results(ledger, context.run_id, invocation.get_artifact("run_results.json"))
-    context.log.info(f"dbt tests: {passed} passed, {failed} failed")
+    counts = _record_dbt_results(ledger, context.run_id, invocation.get_artifact("run_results.json"))
+    failed = counts["fail"] + counts["error"]
+    context.log.info(f"dbt tests: {counts['pass']} passed, {counts['warn']} warnings, {failed} failed")
     if not invocation.is_successful():
         raise dg.Failure(
             description=f"dbt build failed ({failed} failing tests); the publication is withheld",
