@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.table import Table
 
 from warehouse import serving
-from warehouse.publish import check_counts
 from warehouse.home import HOME_ENV, REPO_ROOT, Home, HomeError, resolve_home, resolve_inputs
+from warehouse.publish import check_counts
 
 app = typer.Typer(help="GPU Ledger: what each GPU workload costs per accepted output.", no_args_is_help=True)
 console = Console()

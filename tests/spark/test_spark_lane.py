@@ -13,8 +13,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.compare import compare_marts, describe
 from tests import prefetch
+from tests.compare import compare_marts, describe
 from tests.conftest import SAMPLES, copy_home
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
