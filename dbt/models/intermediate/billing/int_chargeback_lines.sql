@@ -1,8 +1,15 @@
--- Every invoice amount as a chargeback line: cloud bill lines (direct to a team, shared, or
--- unallocated) and LLM API spend (its own invoice), per billing period and currency. Shared
--- lines (governance, security, identity and management services with no team tag, or lines
--- tagged to the 'shared' team) are spread over the period's teams by their direct cost share
--- (policy shared_cost_split); the spread amounts add up to the shared pool to the cent.
+-- Every invoice amount as a chargeback line, computed once per cost basis: `billed` (FOCUS
+-- BilledCost, what the invoice says) and `amortised` (EffectiveCost: commitment purchases spread
+-- over the usage they cover). Each basis is allocated on its own, so each conserves to the cent:
+-- the billed lines of a period and currency add up to the invoice's BilledCost, the amortised
+-- lines to its EffectiveCost (plus, in both, the API spend, its own invoice).
+-- Cloud bill lines go direct to a team (tag, sub-account mapping, workload owner) or to
+-- '(unallocated)'. Shared lines (governance, security, identity and management services with no
+-- team tag, or lines tagged to the 'shared' team) are spread over the period's teams by their
+-- direct cost share in that basis; the rounding remainder goes to the largest team.
+-- Unused commitment (CommitmentDiscountStatus = 'Unused': reserved capacity nobody used) is its
+-- own line kind, placed by policy unused_commitment_policy: `unallocated` (default) keeps it on
+-- '(unallocated)', `spread` spreads it like shared cost.
 -- Idle GPU time on GPU bill lines (int_gpu_idle_by_workload) follows the registry's idle_policy:
 -- `separate` shows it on an '(idle)' row, `owner_team` leaves it with the line's team as idle
 -- cost, `share_by_usage` spreads it over the period's teams by used GPU-hours.
@@ -12,6 +19,7 @@ with ledger as (
     left join {{ ref('int_gpu_idle_by_workload') }} as idle
         on idle.workload_id = ledger.x_workload_id and idle.day = cast(ledger.ChargePeriodStart as date)
         and ledger.x_gpu_model is not null and ledger.ChargeCategory = 'Usage'
+        and coalesce(ledger.CommitmentDiscountStatus, '') <> 'Unused'
 ),
 
 policies as (
@@ -22,13 +30,31 @@ api as (
     select * from {{ ref('fct_api_spend_daily') }}
 ),
 
+bases as (
+    select * from (values ('billed'), ('amortised')) as bases(basis)
+),
+
+ledger_by_basis as (
+    -- One copy of every bill line per basis; the amortised basis falls back to BilledCost only
+    -- where a format carries no EffectiveCost.
+    select
+        bases.basis,
+        ledger.*,
+        case when bases.basis = 'billed' then ledger.BilledCost
+             else coalesce(ledger.EffectiveCost, ledger.BilledCost) end as basis_cost
+    from ledger
+    cross join bases
+),
+
 bill as (
     select
+        basis,
         cast(BillingPeriodStart as date) as billing_period_start,
         BillingCurrency as currency,
         case
             when ChargeCategory = 'Credit' then 'credits'
             when ChargeCategory = 'Tax' then 'tax'
+            when CommitmentDiscountStatus = 'Unused' then 'unused_pool'
             when x_team = 'shared'
                 or (x_team = '(unallocated)'
                     and ServiceCategory in ('Management and Governance', 'Security', 'Identity'))
@@ -36,14 +62,14 @@ bill as (
             else 'direct_cost'
         end as line_kind,
         x_team as team_id,
-        {{ money('BilledCost - ' ~ money('BilledCost * cast(idle_share as decimal(18, 12))')) }} as amount
-    from ledger
+        {{ money('basis_cost - ' ~ money('basis_cost * cast(idle_share as decimal(18, 12))')) }} as amount
+    from ledger_by_basis
 ),
 
 idle_parts as (
-    select cast(BillingPeriodStart as date) as billing_period_start, BillingCurrency as currency, x_team,
-           {{ money('BilledCost * cast(idle_share as decimal(18, 12))') }} as amount
-    from ledger
+    select basis, cast(BillingPeriodStart as date) as billing_period_start, BillingCurrency as currency, x_team,
+           {{ money('basis_cost * cast(idle_share as decimal(18, 12))') }} as amount
+    from ledger_by_basis
     where idle_share > 0
 ),
 
@@ -55,91 +81,115 @@ usage_weights as (
 ),
 
 idle_pool as (
-    select billing_period_start, currency, sum(amount) as pool_amount from idle_parts group by all
+    select basis, billing_period_start, currency, sum(amount) as pool_amount from idle_parts group by all
 ),
 
 idle_shared as (
-    select idle_pool.billing_period_start, idle_pool.currency, usage_weights.team_id, idle_pool.pool_amount,
+    select idle_pool.basis, idle_pool.billing_period_start, idle_pool.currency, usage_weights.team_id,
+           idle_pool.pool_amount,
            cast(round(idle_pool.pool_amount * cast(usage_weights.used / sum(usage_weights.used) over (
-               partition by idle_pool.billing_period_start, idle_pool.currency) as decimal(38, 12)), 12)
+               partition by idle_pool.basis, idle_pool.billing_period_start, idle_pool.currency) as decimal(38, 12)), 12)
                as decimal(38, 12)) as amount,
-           row_number() over (partition by idle_pool.billing_period_start, idle_pool.currency
+           row_number() over (partition by idle_pool.basis, idle_pool.billing_period_start, idle_pool.currency
                               order by usage_weights.used desc, usage_weights.team_id) as rank
     from idle_pool
     inner join usage_weights using (billing_period_start)
 ),
 
 idle_lines as (
-    select billing_period_start, currency, 'idle_cost' as line_kind,
+    select basis, billing_period_start, currency, 'idle_cost' as line_kind,
            case policies.idle_policy when 'owner_team' then x_team else '(idle)' end as team_id, amount
     from idle_parts, policies
     where policies.idle_policy <> 'share_by_usage'
-       or not exists (select 1 from idle_shared where idle_shared.billing_period_start = idle_parts.billing_period_start)
+       or not exists (
+           select 1 from idle_shared
+           where idle_shared.basis = idle_parts.basis
+               and idle_shared.billing_period_start = idle_parts.billing_period_start
+       )
     union all
-    select billing_period_start, currency, 'idle_cost', team_id,
+    select basis, billing_period_start, currency, 'idle_cost', team_id,
            amount + case when rank = 1
-                         then pool_amount - sum(amount) over (partition by billing_period_start, currency)
+                         then pool_amount - sum(amount) over (partition by basis, billing_period_start, currency)
                          else 0 end
     from idle_shared, policies
     where policies.idle_policy = 'share_by_usage'
 ),
 
 api_lines as (
-    select cast(date_trunc('month', day) as date) as billing_period_start, currency, 'api_cost' as line_kind,
-           coalesce(team_id, '(unallocated)') as team_id, cost as amount
+    -- The API spend is its own invoice: the same amount in both bases.
+    select bases.basis, cast(date_trunc('month', api.day) as date) as billing_period_start, api.currency,
+           'api_cost' as line_kind, coalesce(api.team_id, '(unallocated)') as team_id, api.cost as amount
     from api
+    cross join bases
 ),
 
 direct_weights as (
-    select billing_period_start, currency, team_id, sum(amount) as direct
+    select basis, billing_period_start, currency, team_id, sum(amount) as direct
     from bill
     where line_kind = 'direct_cost' and team_id <> '(unallocated)'
     group by all
 ),
 
 weights as (
-    select *, direct / sum(direct) over (partition by billing_period_start, currency) as share,
-           row_number() over (partition by billing_period_start, currency order by direct desc, team_id) as rank
+    select *, direct / sum(direct) over (partition by basis, billing_period_start, currency) as share,
+           row_number() over (partition by basis, billing_period_start, currency order by direct desc, team_id) as rank
     from direct_weights
-    qualify sum(direct) over (partition by billing_period_start, currency) > 0
+    qualify sum(direct) over (partition by basis, billing_period_start, currency) > 0
 ),
 
 pool as (
-    select billing_period_start, currency, sum(amount) as pool_amount
-    from bill
-    where line_kind = 'shared_pool'
+    -- The shared pool, and the unused commitment when the policy spreads it.
+    select bill.basis, bill.billing_period_start, bill.currency,
+           case bill.line_kind when 'shared_pool' then 'shared_cost' else 'unused_commitment' end as pool_kind,
+           sum(bill.amount) as pool_amount
+    from bill, policies
+    where bill.line_kind = 'shared_pool'
+       or (bill.line_kind = 'unused_pool' and policies.unused_commitment_policy = 'spread')
     group by all
 ),
 
 spread as (
-    select pool.billing_period_start, pool.currency, weights.team_id, weights.rank,
+    select pool.basis, pool.billing_period_start, pool.currency, pool.pool_kind, weights.team_id, weights.rank,
            cast(round(pool.pool_amount * cast(weights.share as decimal(38, 12)), 12) as decimal(38, 12)) as amount,
            pool.pool_amount
     from pool
-    inner join weights using (billing_period_start, currency)
+    inner join weights using (basis, billing_period_start, currency)
 ),
 
 spread_balanced as (
-    -- Rounding remainder goes to the largest team so the pool is conserved exactly.
-    select billing_period_start, currency, 'shared_cost' as line_kind, team_id,
+    -- Rounding remainder goes to the largest team so each pool is conserved exactly.
+    select basis, billing_period_start, currency, pool_kind as line_kind, team_id,
            amount + case when rank = 1
-                         then pool_amount - sum(amount) over (partition by billing_period_start, currency)
+                         then pool_amount - sum(amount) over (partition by basis, billing_period_start, currency, pool_kind)
                          else 0 end as amount
     from spread
 ),
 
 unspread_pool as (
-    -- A period with shared cost but no directly charged team keeps the pool unallocated.
-    select billing_period_start, currency, 'shared_cost' as line_kind, '(unallocated)' as team_id, pool_amount as amount
+    -- A period with a pool but no directly charged team keeps the pool unallocated.
+    select basis, billing_period_start, currency, pool_kind as line_kind, '(unallocated)' as team_id,
+           pool_amount as amount
     from pool
     where not exists (
         select 1 from weights
-        where weights.billing_period_start = pool.billing_period_start and weights.currency = pool.currency
+        where weights.basis = pool.basis and weights.billing_period_start = pool.billing_period_start
+            and weights.currency = pool.currency
     )
 ),
 
+unused_unallocated as (
+    -- Policy unallocated: unused commitment is a visible line of '(unallocated)', never in a team.
+    select bill.basis, bill.billing_period_start, bill.currency, 'unused_commitment' as line_kind,
+           '(unallocated)' as team_id, bill.amount
+    from bill, policies
+    where bill.line_kind = 'unused_pool' and policies.unused_commitment_policy <> 'spread'
+),
+
 final as (
-    select billing_period_start, currency, line_kind, team_id, amount from bill where line_kind <> 'shared_pool'
+    select basis, billing_period_start, currency, line_kind, team_id, amount
+    from bill
+    where line_kind not in ('shared_pool', 'unused_pool')
+    union all select * from unused_unallocated
     union all select * from spread_balanced
     union all select * from unspread_pool
     union all select * from api_lines

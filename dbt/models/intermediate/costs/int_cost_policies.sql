@@ -18,6 +18,12 @@ final as (
             as observability_share,
         coalesce((select {{ json_scalar_text('value') }} from policies where policy = 'default_provider'), 'aws') as default_provider,
         coalesce((select {{ json_scalar_text('value') }} from policies where policy = 'idle_policy'), 'separate') as idle_policy,
+        -- Chargeback basis: 'amortised' (EffectiveCost, the default) or 'billed' (BilledCost).
+        coalesce((select lower({{ json_scalar_text('value') }}) from policies where policy = 'chargeback_basis'), 'amortised')
+            as chargeback_basis,
+        -- Unused commitment: 'unallocated' (its own line on the '(unallocated)' row, the default) or 'spread'.
+        coalesce((select lower({{ json_scalar_text('value') }}) from policies where policy = 'unused_commitment_policy'), 'unallocated')
+            as unused_commitment_policy,
         coalesce((select value from policies where policy = 'reference_regions'), '{}') as reference_regions,
         coalesce((select value from policies where policy = 'pricing_category_factors'), '{}') as pricing_category_factors
 )
