@@ -1,6 +1,9 @@
 -- Every piece of GPU work a workload did, in GPU-hours, split by the cost component it belongs
 -- to: productive compute, checkpointing, failed work (failed or off-target runs, failed renders,
 -- failed eval tasks) and queue overhead. Priced in int_gpu_work_priced.
+-- Besides the run records, the scheduler and telemetry GPU-hours that no bill line and no run
+-- record covers (int_gpu_usage_unbilled.unbilled_gpu_hours: a GPU-hour is counted once), per job or
+-- GPU and day; those carry the usage's team, pool and site (owned hardware or a rented provider).
 with policies as (
     select * from {{ ref('int_cost_policies') }}
 ),
@@ -79,6 +82,28 @@ work as (
     where coalesce(queue_minutes, 0) > 0
 ),
 
+usage as (
+    -- Unbilled scheduler / telemetry GPU-hours: failed jobs are failure waste, the rest compute.
+    select 'production' as basis, workload_id, source_kind, source_ref || '@' || cast(day as string) as source_ref,
+           first_hour as event_at, provider, gpu_model, coalesce(pricing_category, 'on-demand') as pricing_category,
+           case when outcome = 'failed' then 'failure_waste' else 'gpu_compute' end as component,
+           unbilled_gpu_hours as gpu_hours,
+           case when outcome = 'failed' then 'job failed' end as cause,
+           team_id, pool_id, site, is_owned_site
+    from {{ ref('int_gpu_usage_unbilled') }}
+    where unbilled_gpu_hours > 0
+),
+
+all_work as (
+    select work.*, cast(null as string) as team_id, cast(null as string) as pool_id, cast(null as string) as site,
+           false as is_owned_site
+    from work
+    union all
+    select basis, workload_id, source_kind, source_ref, event_at, provider, gpu_model, pricing_category, component,
+           gpu_hours, cause, team_id, pool_id, site, is_owned_site
+    from usage
+),
+
 final as (
     select
         md5(basis || '|' || source_kind || '|' || source_ref || '|' || component || '|' || cast(row_number() over (
@@ -98,8 +123,12 @@ final as (
         end as pricing_category,
         component,
         cast(gpu_hours as double) as gpu_hours,
-        cause
-    from work
+        cause,
+        team_id,
+        pool_id,
+        site,
+        is_owned_site
+    from all_work
     where gpu_hours > 0
 )
 

@@ -11,12 +11,15 @@ workloads as (
 ),
 
 gpu_work as (
+    -- Priced GPU work (run records; scheduler/telemetry GPU-hours on no bill line), labelled with how
+    -- it was priced ('list-priced: ...', 'owned-hardware: ...'). Unpriced work has no amount and no
+    -- workload line: fct_unpriced_usage lists it with its reason, as it does work with no workload.
     select basis, workload_id, date_trunc('month', event_at)::date as period, currency, component, amount,
            -- One source row can give two lines of one component (a failed run's compute and checkpoints).
            source_kind, source_ref || '#' || left(event_id, 8) as source_ref,
-           coalesce(nullif(rate_basis, ''), 'observed price') as detail
+           pricing_status || ': ' || coalesce(nullif(rate_basis, ''), 'observed price') as detail
     from {{ ref('int_gpu_work_priced') }}
-    where amount is not null
+    where pricing_status <> 'unpriced' and workload_id is not null
 ),
 
 api as (

@@ -1,0 +1,140 @@
+-- GPU-hours from schedulers (Slurm, Kubernetes) and telemetry (DCGM, nvidia-smi) split into the
+-- hours something else already prices and the hours nothing prices yet. Grain: usage source row
+-- (a job, or a GPU seen only in telemetry) x UTC day x team x workload x GPU model.
+-- A GPU-hour is counted once (docs/cost_model.md, "Unpriced usage"): an hour of usage is
+--   1. on a bill line when a GPU bill line of the ledger runs in that hour on the same host (the
+--      usage host is the bill line's ResourceName, ResourceId or the last segment of ResourceId),
+--      or is tagged to the same workload with the same GPU model (bill_covered_gpu_hours): the
+--      bill prices it, at EffectiveCost;
+--   2. else on a run record when a training run, eval run or media batch of the same workload and
+--      GPU model runs in that hour (run_covered_gpu_hours): int_gpu_work_events prices the run;
+--   3. else unbilled (unbilled_gpu_hours): int_gpu_work_events turns it into GPU work priced by
+--      list price, owned hardware, or listed as unpriced (fct_unpriced_usage).
+-- allocated = bill_covered + run_covered + unbilled on every row (assert_usage_hours_partitioned).
+-- The site (registry policies owned_hardware.sites, usage_providers; int_gpu_sites) says where the
+-- pool runs: owned hardware, or a rented provider with no bill line.
+with usage as (
+    select * from {{ ref('int_gpu_usage_hourly') }}
+    where allocated_gpu_hours > 0
+),
+
+bill_lines as (
+    select
+        lower(ResourceId) as resource_id,
+        lower(ResourceName) as resource_name,
+        x_workload_id,
+        x_gpu_model,
+        ChargePeriodStart,
+        ChargePeriodEnd
+    from {{ ref('ledger_focus') }}
+    where ChargeCategory = 'Usage' and x_gpu_model is not null and x_gpu_hours is not null
+      and ChargePeriodEnd > ChargePeriodStart
+),
+
+runs as (
+    select workload_id, gpu_model, started_at, ended_at from {{ ref('stg_benchmarks__training_runs') }}
+    union all
+    select workload_id, gpu_model, started_at, ended_at from {{ ref('stg_benchmarks__eval_runs') }}
+    union all
+    select workload_id, gpu_model, started_at, ended_at from {{ ref('stg_benchmarks__media_batches') }}
+),
+
+sites as (
+    select * from {{ ref('int_gpu_sites') }}
+),
+
+bill_covered as (
+    select distinct usage.gpu_key, usage.allocation_key, usage.hour_start
+    from usage
+    inner join bill_lines
+        on bill_lines.ChargePeriodStart < usage.hour_start + interval 1 hour
+        and bill_lines.ChargePeriodEnd > usage.hour_start
+        and (
+            (usage.host is not null
+             and (bill_lines.resource_name = lower(usage.host)
+                  or bill_lines.resource_id = lower(usage.host)
+                  or bill_lines.resource_id like '%/' || lower(usage.host)))
+            or (usage.workload_id is not null
+                and bill_lines.x_workload_id = usage.workload_id
+                and bill_lines.x_gpu_model = usage.gpu_model)
+        )
+),
+
+run_covered as (
+    select distinct usage.gpu_key, usage.allocation_key, usage.hour_start
+    from usage
+    inner join runs
+        on runs.workload_id = usage.workload_id
+        and runs.gpu_model = usage.gpu_model
+        and runs.started_at < usage.hour_start + interval 1 hour
+        and runs.ended_at > usage.hour_start
+),
+
+site_match as (
+    select usage_pools.pool_id, sites.site, sites.is_owned, sites.provider, sites.pricing_category
+    from (select distinct pool_id from usage) as usage_pools
+    inner join sites on lower(usage_pools.pool_id) like sites.like_pattern
+    qualify row_number() over (
+        partition by usage_pools.pool_id
+        order by sites.site_priority, length(sites.pattern) desc, sites.site
+    ) = 1
+),
+
+hours as (
+    select
+        usage.*,
+        case when usage.allocation_basis = 'job' then coalesce(usage.scheduler, 'scheduler') || '_job'
+             else 'gpu_telemetry' end as source_kind,
+        case when usage.allocation_basis = 'job' then usage.job_key else usage.gpu_key end as source_ref,
+        case when bill_covered.hour_start is not null then usage.allocated_gpu_hours else 0.0 end
+            as bill_covered_gpu_hours,
+        case when bill_covered.hour_start is null and run_covered.hour_start is not null
+             then usage.allocated_gpu_hours else 0.0 end as run_covered_gpu_hours,
+        case when bill_covered.hour_start is null and run_covered.hour_start is null
+             then usage.allocated_gpu_hours else 0.0 end as unbilled_gpu_hours
+    from usage
+    left join bill_covered
+        on bill_covered.gpu_key = usage.gpu_key
+        and bill_covered.allocation_key = usage.allocation_key
+        and bill_covered.hour_start = usage.hour_start
+    left join run_covered
+        on run_covered.gpu_key = usage.gpu_key
+        and run_covered.allocation_key = usage.allocation_key
+        and run_covered.hour_start = usage.hour_start
+),
+
+daily as (
+    select
+        source_kind,
+        source_ref,
+        cast(hour_start as date) as day,
+        pool_id,
+        team_id,
+        workload_id,
+        gpu_model,
+        min(hour_start) as first_hour,
+        min(host) as host,
+        min(outcome) as outcome,
+        sum(allocated_gpu_hours) as allocated_gpu_hours,
+        sum(bill_covered_gpu_hours) as bill_covered_gpu_hours,
+        sum(run_covered_gpu_hours) as run_covered_gpu_hours,
+        sum(unbilled_gpu_hours) as unbilled_gpu_hours
+    from hours
+    group by source_kind, source_ref, cast(hour_start as date), pool_id, team_id, workload_id, gpu_model
+),
+
+final as (
+    select
+        md5(daily.source_kind || '|' || daily.source_ref || '|' || cast(daily.day as string) || '|'
+            || coalesce(daily.team_id, '') || '|' || coalesce(daily.workload_id, '') || '|'
+            || coalesce(daily.gpu_model, '')) as usage_day_id,
+        daily.*,
+        site_match.site,
+        coalesce(site_match.is_owned, false) as is_owned_site,
+        site_match.provider,
+        site_match.pricing_category
+    from daily
+    left join site_match on site_match.pool_id = daily.pool_id
+)
+
+select * from final
