@@ -17,7 +17,7 @@ from __future__ import annotations
 from sources.registry.workloads import WORKLOAD_TYPES
 from warehouse.reference import FOCUS_ENUMS
 
-from .dsl import (Suite, in_set, known_currency, latency_order, mart, non_negative, not_null, ordered, percent,
+from .dsl import (Suite, between, in_set, known_currency, latency_order, mart, non_negative, not_null, ordered, percent,
                   positive, ratio)
 
 CHARGE_CATEGORIES = FOCUS_ENUMS["ChargeCategory"]
@@ -121,6 +121,20 @@ def build_mart_suites() -> tuple[Suite, ...]:
              non_negative("produced", "accepted"),
              ordered("accepted", "produced"),
              ratio("accepted_ratio")),
+        # Chargeback -> showback bridge and budgets: dbt tests their keys and not-nulls.
+        mart("fct_cost_bridge",
+             known_currency("currency"),
+             between("step_order", 1, 9),
+             in_set("step_kind", ("start", "add", "subtotal", "total"))),
+        mart("fct_showback_monthly",
+             known_currency("currency"),
+             non_negative("cost_lines")),
+        mart("fct_team_budget_monthly",
+             known_currency("currency"),
+             non_negative("budget_monthly")),
+        mart("fct_unpriced_usage",
+             known_currency("currency"),
+             non_negative("rate_per_gpu_hour", "work_items")),
         mart("fct_training_runs",
              non_negative("gpu_hours", "restarts"),
              ordered("started_at", "ended_at")),
