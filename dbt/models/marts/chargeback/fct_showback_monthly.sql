@@ -6,7 +6,8 @@
 --               + api_cost;
 --   cost model  the workload cost lines that are on no bill (fct_workload_cost_lines without
 --               bill lines and API requests, which the chargeback already holds): run-priced GPU
---               work (training, eval, media, benchmark runs; 'list-priced'), the registry's
+--               work (training, eval, media, benchmark runs, scheduler/telemetry GPU-hours on no
+--               bill line; 'list-priced', or 'owned-hardware' on owned sites), the registry's
 --               monthly assumptions, review and moderation at policy rates, observability and
 --               platform labour ('estimate'). A cost line goes to its workload's owning team.
 -- bridge_step names the step of fct_cost_bridge the row adds to.
@@ -47,6 +48,8 @@ modelled_lines as (
             when cost_lines.source_kind in ('registry_assumption', 'policy')
                 or cost_lines.component in ('platform_labor', 'operator_review', 'moderation_or_quality_filtering')
                 then 'estimate'
+            -- Priced GPU work carries how it was priced as the prefix of its detail.
+            when cost_lines.detail like 'owned-hardware:%' then 'owned-hardware'
             else 'list-priced'
         end as cost_basis,
         cost_lines.amount
