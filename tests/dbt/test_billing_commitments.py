@@ -274,7 +274,7 @@ def test_redelivery_run_publishes(redelivery):
 def test_redelivery_replaces_not_adds(run, redelivery):
     assert not [c for c in _failed_checks(redelivery["con"], redelivery["ok"]) if not c[0].startswith("gx_")]
     before, after = run["con"], redelivery["con"]
-    sql = ("select billing_period_start, currency, sum(total_cost) from marts.fct_chargeback_monthly "
+    sql = ("select billing_period_start, currency, sum(billed_cost) from marts.fct_chargeback_monthly "
            "group by all order by all")
     old = {(p, c): t for p, c, t in before.execute(sql).fetchall()}
     new = {(p, c): t for p, c, t in after.execute(sql).fetchall()}
