@@ -80,6 +80,32 @@ def checks_line(c: dict[str, int]) -> str:
             f"(of {c['run']})")
 
 
+def print_money_story(serving_db: Path) -> None:
+    """The three figures, named as on every page (Invoice -> Chargeback -> All-in showback), per
+    currency, then the GPU-hours nobody could price: a gap is printed, never folded into $0."""
+    table = Table(title="Money (whole publication, per currency)")
+    for col in ("currency", "Invoice", "Chargeback", "All-in showback"):
+        table.add_column(col, justify="left" if col == "currency" else "right")
+    try:
+        story = serving.money_story(serving_db)
+    except serving.NotPublished as exc:
+        console.print(f"[yellow]money figures not published: {exc}[/yellow]")
+        return
+    for r in story.itertuples(index=False):
+        table.add_row(r.currency, *(f"{v:,.2f}" if v is not None else "n/a"
+                                    for v in (r.invoice, r.chargeback, r.showback)))
+    console.print(table)
+    basis = ", ".join(sorted(set(story["basis"].dropna()))) or "n/a"
+    console.print(f"Invoice = provider BilledCost; Chargeback = invoice allocated to teams on the {basis} basis "
+                  "+ API invoices; All-in showback adds run-priced work, estimates and labour (bridge: Chargeback page)")
+    try:
+        gaps = serving.unpriced_gpu_hours(serving_db)
+    except serving.NotPublished:
+        return
+    for r in gaps.itertuples(index=False):
+        console.print(f"[yellow]unpriced GPU-hours[/yellow] {r.gpu_hours:,.1f}: {r.reason}")
+
+
 def print_summary(home: Path, run_id: str) -> None:
     """Rows per source, rejects, checks, total cost and where to look."""
     paths = Home(home)
@@ -106,10 +132,7 @@ def print_summary(home: Path, run_id: str) -> None:
     console.print(checks_line(checks))
     pub = serving.publication(paths.serving_db)
     if pub is not None:
-        totals = serving.query(paths.serving_db, "select currency, sum(total_cost) as total from fct_chargeback_monthly "
-                                                 "group by currency order by currency")
-        for cur, amount in zip(totals["currency"], totals["total"]):
-            console.print(f"total billed cost: {amount:,.2f} {cur}")
+        print_money_story(paths.serving_db)
         console.print(f"published at {pub['published_at']:%Y-%m-%d %H:%M:%S} UTC -> {paths.serving_db}")
     console.print(f"reports:   {paths.reports}")
     console.print(f"run log:   {paths.run_log}")
@@ -237,6 +260,7 @@ def status(home: Optional[Path] = typer.Option(None, help="warehouse home")) -> 
                                "fail": pub.get("checks_failed", 0), "error": 0}))
     for name, check_status, detail in failed.itertuples(index=False):
         console.print(f"  [yellow]{check_status}[/yellow] {name}: {detail}")
+    print_money_story(paths.serving_db)
 
 
 @app.command()

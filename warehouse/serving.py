@@ -272,3 +272,26 @@ def rejects_by_source(path: Path) -> pd.DataFrame:
     return query(path, "select source_family, format, rule, count(*) as rejected_rows, "
                        "count(distinct file_hash) as files, max(first_seen) as last_seen "
                        "from dq_rejects group by all order by rejected_rows desc, source_family")
+
+
+def money_story(path: Path) -> pd.DataFrame:
+    """Per currency: Invoice (cloud BilledCost), Chargeback (Σ total_cost, with its basis) and All-in
+    showback (Σ fct_showback_monthly.amount); the CLI summary and `status` print these."""
+    require(path, "ledger_focus", ["BillingCurrency", "BilledCost"])
+    require(path, "fct_chargeback_monthly", ["currency", "total_cost", "basis"])
+    require(path, "fct_showback_monthly", ["currency", "amount"])
+    return query(path, """
+        with inv as (select BillingCurrency as currency, sum(BilledCost) as invoice from ledger_focus group by all),
+             cb as (select currency, sum(total_cost) as chargeback, min(basis) as basis
+                    from fct_chargeback_monthly group by all),
+             sb as (select currency, sum(amount) as showback from fct_showback_monthly group by all)
+        select currency, inv.invoice, cb.chargeback, sb.showback, cb.basis
+        from inv full outer join cb using (currency) full outer join sb using (currency)
+        order by currency""")
+
+
+def unpriced_gpu_hours(path: Path) -> pd.DataFrame:
+    """GPU-hours no bill line, price or owned-hardware rate covers, by reason (largest first)."""
+    require(path, "fct_unpriced_usage", ["pricing_status", "reason", "gpu_hours"])
+    return query(path, "select reason, sum(gpu_hours) as gpu_hours from fct_unpriced_usage "
+                       "where pricing_status = 'unpriced' group by all order by gpu_hours desc, reason")
