@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    import duckdb
 
 HEAD_BYTES = 65536
 
@@ -90,3 +93,28 @@ def csv_lines_after_rejects(rows: int, rejected: list[int]) -> np.ndarray:
         thresholds = np.array([line - i for i, line in enumerate(rejected)], dtype=np.int64)
         lines += np.searchsorted(thresholds, lines, side="right")
     return lines
+
+
+# DuckDB's reject_errors.error_type (spaces as `_`) -> our rule for a line the CSV reader could not
+# split or decode: the line is quarantined, the file's other lines still load.
+READER_REJECT_RULES = {
+    "CAST": "non_numeric", "TOO_MANY_COLUMNS": "malformed_row", "TOO_FEW_COLUMNS": "malformed_row",
+    "MISSING_COLUMNS": "malformed_row", "UNQUOTED_VALUE": "malformed_row", "INVALID_UNICODE": "malformed_row",
+    "LINE_SIZE_OVER_MAXIMUM": "malformed_row",
+}
+
+
+def csv_reader_rejects(con: duckdb.DuckDBPyConnection) -> list[Reject]:
+    """One Reject per line DuckDB's `read_csv(..., ignore_errors = true, store_rejects = true)`
+    skipped (first error of the line), sorted by line; pair with `csv_lines_after_rejects`."""
+    rows = con.execute(
+        "select line, column_name, error_type, error_message, csv_line from reject_errors order by line, byte_position"
+    ).fetchall()
+    out: list[Reject] = []
+    for line, column, etype, message, csv_line in rows:
+        if out and out[-1].line == int(line):
+            continue
+        rule = READER_REJECT_RULES.get(str(etype).replace(" ", "_"), "malformed_row")
+        out.append(Reject(int(line), rule, str(message).splitlines()[0][:200], column,
+                          (csv_line or "").encode("utf-8", "replace").decode()[:200]))
+    return out

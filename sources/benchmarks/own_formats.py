@@ -16,9 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
+import numpy as np
+import pyarrow as pa
 
 from sources.benchmarks.schema import TABLES, arrow_schema
-from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile, head_text
+from sources.common import (
+    ParseOutput,
+    Reject,
+    SourceFormat,
+    UnreadableFile,
+    csv_lines_after_rejects,
+    csv_reader_rejects,
+    head_text,
+)
 
 
 @dataclass(frozen=True)
@@ -145,14 +155,24 @@ def make_parse(spec: CsvSpec):
         con.execute("set TimeZone = 'UTC'")
         con.execute("set threads = 1")  # keeps row order so row_number() is the file line
         try:
+            # A line with surplus fields or bytes that are not UTF-8 is quarantined alone (store_rejects);
+            # a short line is padded with NULLs and judged by the rules below.
             con.execute(
-                "create temp table raw_rows as select row_number() over () + 1 as _source_line, * from "
+                "create temp table kept as select row_number() over () as _row, * from "
                 "read_csv(?, header = true, all_varchar = true, delim = ',', quote = '\"', escape = '\"', "
-                "auto_detect = false, columns = " + _columns_struct(header) + ", null_padding = true)",
+                "auto_detect = false, columns = " + _columns_struct(header) + ", null_padding = true, "
+                "ignore_errors = true, store_rejects = true)",
                 [str(path)],
             )
         except duckdb.Error as exc:
             raise UnreadableFile(path, None, f"CSV not readable: {exc}") from exc
+        reader_rejects = csv_reader_rejects(con)
+        kept = con.execute("select count(*) from kept").fetchone()[0]
+        con.register("kept_lines", pa.table({"_row": np.arange(1, kept + 1), "_source_line": csv_lines_after_rejects(
+            kept, [r.line for r in reader_rejects])}))
+        con.execute("create temp table raw_rows as select kept_lines._source_line, kept.* exclude (_row) "
+                    "from kept join kept_lines using (_row) order by _source_line")
+        out.rejects.extend(reader_rejects)
         select = ", ".join(
             [f"{_typed(c, cols[c])} as {_q(c)}" if c in present else f"cast(null as {cols[c]}) as {_q(c)}" for c in cols]
         )

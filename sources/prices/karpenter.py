@@ -13,8 +13,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import numpy as np
+import pyarrow as pa
 
-from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile, head_text
+from sources.common import (
+    ParseOutput,
+    Reject,
+    SourceFormat,
+    UnreadableFile,
+    csv_lines_after_rejects,
+    csv_reader_rejects,
+    head_text,
+)
 from sources.prices._rows import CURRENCIES, OBS_SCHEMA, OBSERVATIONS
 
 
@@ -84,18 +94,30 @@ def _parse_with(path: Path, layout: _Layout) -> ParseOutput:
     con.execute("set TimeZone = 'UTC'")  # timestamptz -> timestamp then yields UTC wall time
     cols = "{" + ", ".join(f"'{c}': 'VARCHAR'" for c in layout.columns) + "}"
     try:
-        # row_number() over () follows file order (DuckDB preserves insertion order); +1 for the header.
+        # A line the reader cannot split or decode (cut off, wrong field count, not UTF-8) is
+        # quarantined on its own (store_rejects); the file's other lines still load.
         con.execute(
-            f"""create temp table src as
-            select row_number() over () + 1 as _source_line, *
+            f"""create temp table kept as
+            select row_number() over () as _row, *
             from read_csv(?, header = true, auto_detect = false, delim = ',', quote = '"',
-                          escape = '"', columns = {cols})""",
+                          escape = '"', columns = {cols}, ignore_errors = true, store_rejects = true)""",
             [str(path)],
         )
     except duckdb.Error as exc:
         raise UnreadableFile(path, None, f"cannot read as {layout.name} CSV: {exc}") from exc
-    if con.execute("select count(*) from src").fetchone()[0] == 0:
+    reader_rejects = csv_reader_rejects(con)
+    kept = con.execute("select count(*) from kept").fetchone()[0]
+    if kept == 0:
+        if reader_rejects:
+            first = reader_rejects[0]
+            raise UnreadableFile(path, first.line, f"no readable data row ({first.message})")
         raise UnreadableFile(path, 2, "CSV has a header but no data rows")
+    # File line of each kept row: row index + 1 (header), shifted past the rejected lines before it.
+    lines = pa.table({"_row": np.arange(1, kept + 1), "_source_line": csv_lines_after_rejects(
+        kept, [r.line for r in reader_rejects])})
+    con.register("kept_lines", lines)
+    con.execute("create temp table src as select kept_lines._source_line, kept.* exclude (_row) "
+                "from kept join kept_lines using (_row)")
     currencies = ", ".join(f"'{c}'" for c in sorted(CURRENCIES))
     con.execute(
         f"""create temp table classified as
@@ -119,7 +141,7 @@ def _parse_with(path: Path, layout: _Layout) -> ParseOutput:
         end as rule
         from classified""",
     )
-    rejects = [
+    rejects = reader_rejects + [
         Reject(line, rule, _reject_message(rule, value), col, value)
         for line, rule, col, value in con.execute(
             f"""select _source_line, rule,
