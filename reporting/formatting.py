@@ -27,3 +27,44 @@ def fmt_unit_cost(amount: Decimal | float | None, currency: str | None) -> str:
     if abs(Decimal(str(amount))) >= 1:
         return fmt_money(amount, currency)
     return f"{currency or ''} {float(amount):.4g}".strip()
+
+
+# The three figures, named the same on every page, report and summary (docs/cost_model.md).
+FIGURES = ("Invoice", "Chargeback", "All-in showback")
+BASIS_LABELS = {"amortised": "amortised (FOCUS EffectiveCost: commitment fees spread over the usage they cover)",
+                "billed": "billed (FOCUS BilledCost, as invoiced)"}
+
+
+def basis_label(basis: str | None) -> str:
+    """'amortised (FOCUS EffectiveCost: ...)'; an unknown or mixed basis is shown as given."""
+    return BASIS_LABELS.get(basis or "", basis or "unknown")
+
+
+def definition(figure: str, basis: str | None = None) -> str:
+    """The one-line definition shown beside a figure."""
+    return {
+        "Invoice": "What the cloud provider bills: Σ FOCUS BilledCost.",
+        "Chargeback": f"Invoice lines allocated to teams on the {basis or 'chosen'} basis, plus API invoices.",
+        "All-in showback": "The unit-cost model's view: the amortised chargeback plus run-priced work, estimates, "
+                           "labour and idle not on a bill.",
+    }[figure]
+
+
+# Human labels for chargeback / budget columns ({c} = currency).
+COLUMN_LABELS = {
+    "team_id": "Team", "billing_period_start": "Month", "period": "Month", "currency": "Currency",
+    "basis": "Basis", "total_cost": "Chargeback ({c})", "billed_cost": "Invoice share, billed ({c})",
+    "amortised_cost": "Amortised cost ({c})", "unused_commitment": "Unused commitment ({c})",
+    "direct_cost": "Direct ({c})", "shared_cost": "Shared ({c})", "idle_cost": "Idle ({c})",
+    "api_cost": "API spend ({c})", "credits": "Credits ({c})", "tax": "Tax ({c})",
+    "budget_monthly": "Budget ({c})", "budget_remaining": "Budget left after chargeback ({c})",
+    "forecast_month_end": "Month-end forecast ({c})", "charge_lines": "Charge lines", "effective_cost": "Effective cost ({c})",
+    "chargeback_total": "Chargeback ({c})", "showback_total": "All-in showback ({c})",
+    "budget_remaining_chargeback": "Budget left after chargeback ({c})",
+    "budget_remaining_showback": "Budget left after all-in showback ({c})",
+}
+
+
+def column_label(column: str, currency: str | None) -> str:
+    """'Chargeback (USD)' for total_cost; unknown columns keep their name with spaces."""
+    return COLUMN_LABELS.get(column, column.replace("_", " ")).format(c=currency or "currency")

@@ -1,7 +1,9 @@
 """Static per-team chargeback/showback reports: one HTML (self-contained, prints well) and one CSV.
 
 `write_team_reports(serving, out_dir)` writes `out_dir/<YYYY-MM>/<team>.html|.csv` for every team and
-month in fct_chargeback_monthly (or one team / month). The HTML has inline CSS and hand-drawn inline
+month with any cost in the chargeback or the all-in showback (or one team / month), and
+`out_dir/index.html` linking every report. Each report names the three figures as every page does
+(Invoice -> Chargeback -> All-in showback) with the team's bridge. The HTML has inline CSS and hand-drawn inline
 SVG bars, so it opens offline and needs no JavaScript; the CSV keeps exact decimal amounts in a
 long format (section, item, metric, value) so finance can load it as is. Team names are untrusted:
 they are HTML-escaped in the page and sanitised in file names.
@@ -20,10 +22,12 @@ from typing import Any
 
 import pandas as pd
 
-from reporting.formatting import exact, fmt_money, fmt_unit_cost
+from reporting.formatting import column_label, exact, fmt_money, fmt_unit_cost
+from reporting.team_money import bridge_html, figures_html, team_bridge, write_index
 from warehouse import serving
 
-CHARGE_COMPONENTS = ("direct_cost", "shared_cost", "idle_cost", "api_cost", "credits", "tax")
+CHARGE_COMPONENTS = ("direct_cost", "shared_cost", "idle_cost", "unused_commitment", "api_cost", "credits", "tax")
+BASES = ("billed_cost", "amortised_cost")
 BUDGET_COLUMNS = ("budget_monthly", "budget_remaining", "forecast_month_end")
 UNIT_COLUMNS = ("workload_type", "all_in_cost", "produced_outputs", "accepted_outputs", "unit_of_success",
                 "effective_unit_cost", "naive_unit_cost", "waste_cost", "waste_share")
@@ -35,6 +39,7 @@ table{border-collapse:collapse;width:100%;margin:.4rem 0;page-break-inside:avoid
 table{font-size:12px}th,td{border:1px solid #d0d7de;padding:.25rem .4rem;text-align:left}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 th{background:#f6f8fa}svg{display:block;margin:.4rem 0}.note{color:#57606a;font-style:italic}
+table.figs td{vertical-align:top;width:33%}.fig{font-size:1.15rem;font-weight:600}.def{color:#57606a;font-size:.8rem}
 @media print{body{margin:0;max-width:none}h2{page-break-after:avoid}
 *{-webkit-print-color-adjust:exact;print-color-adjust:exact}}@page{size:A4;margin:15mm}
 """
@@ -86,7 +91,8 @@ def _html_table(df: pd.DataFrame, money: set[str], currency_col: str = "currency
                 unit_costs: frozenset[str] = frozenset()) -> str:
     """An escaped HTML table; money and unit-cost columns formatted with their row's currency."""
     # Spaced headers can wrap, so wide tables still fit an A4 page.
-    head = "".join(f"<th>{escape(str(c).replace('_', ' '))}</th>" for c in df.columns)
+    cur = df[currency_col].iloc[0] if currency_col in df and len(df) and df[currency_col].nunique() == 1 else None
+    head = "".join(f"<th>{escape(column_label(str(c), cur))}</th>" for c in df.columns)
     body = []
     for _, r in df.iterrows():
         cells = []
@@ -108,13 +114,19 @@ def _html_table(df: pd.DataFrame, money: set[str], currency_col: str = "currency
 def _team_month(path: Path, team: str, period: date) -> dict[str, Any]:
     """Everything a report shows for one team and month; sections not published yet come back None."""
     out: dict[str, Any] = {"charges": serving.chargeback(path, team=team, month=period)}
+    currencies = sorted(set(out["charges"]["currency"]))
     end = (pd.Timestamp(period) + pd.offsets.MonthEnd(0)).date()
     for key, fn, kwargs in (("units", serving.unit_costs, {"team": team, "start": period, "end": period}),
-                            ("util", serving.utilisation, {"team": team, "start": period, "end": end})):
+                            ("util", serving.utilisation, {"team": team, "start": period, "end": end}),
+                            ("showback", serving.showback, {"team": team, "month": period}),
+                            ("budgets", serving.team_budgets, {"team": team, "month": period})):
         try:
             out[key] = fn(path, **kwargs)
         except serving.NotPublished as exc:
             out[key], out[f"{key}_missing"] = None, str(exc)
+    if out["showback"] is not None:
+        currencies = sorted(set(currencies) | set(out["showback"]["currency"]))
+    out["figures"] = [team_bridge(out["charges"], out["showback"], c) for c in currencies]
     return out
 
 
@@ -122,11 +134,28 @@ def _csv_rows(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any]
     """Long-format rows: section, team_id, month, currency, item, metric, value (exact), run_id, published_at."""
     run, at = pub.get("run_id"), pub.get("published_at")
     rows: list[list[Any]] = []
+    for f in parts["figures"]:
+        for name, key in (("Invoice", "invoice"), ("Chargeback", "chargeback"), ("All-in showback", "showback")):
+            if f[key] is not None:
+                rows.append(["figures", team, period, f["currency"], name, f["basis"] or "", f[key], run, at])
+        for i, (step, _, amount, running) in enumerate(f["bridge"], 1):
+            rows += [["bridge", team, period, f["currency"], f"{i:02d} {step}", m, v, run, at]
+                     for m, v in (("amount", amount), ("running_total", running))]
     for _, r in parts["charges"].iterrows():
-        for c in (*CHARGE_COMPONENTS, "effective_cost", "total_cost", "charge_lines", *BUDGET_COLUMNS):
+        for c in (*BASES, *CHARGE_COMPONENTS, "total_cost", "charge_lines", *BUDGET_COLUMNS):
             if c in r.index and r[c] is not None:
                 section = "budget" if c in BUDGET_COLUMNS else "chargeback"
-                rows.append([section, team, period, r["currency"], team, c, r[c], run, at])
+                rows.append([section, team, period, r["currency"], r.get("basis") or team, c, r[c], run, at])
+    budgets = parts.get("budgets")
+    for _, r in (budgets.iterrows() if budgets is not None else ()):
+        for c in ("budget_monthly", "chargeback_total", "showback_total", "budget_remaining_chargeback",
+                  "budget_remaining_showback"):
+            if r[c] is not None and not pd.isna(r[c]):
+                rows.append(["budget", team, period, r["currency"], team, c, r[c], run, at])
+    showback = parts.get("showback")
+    for _, r in (showback.iterrows() if showback is not None else ()):
+        rows.append(["showback", team, period, r["currency"], f"{r['component']} ({r['cost_basis']})",
+                     r["bridge_step"], r["amount"], run, at])
     units = parts.get("units")
     if units is not None:
         for _, r in units.iterrows():
@@ -143,28 +172,51 @@ def _csv_rows(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any]
     return rows
 
 
+def _missing(parts: dict[str, Any], key: str) -> str:
+    return f'<p class="note">Not published yet: {escape(parts.get(f"{key}_missing", ""))}.</p>'
+
+
 def _html(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any]) -> str:
     """The self-contained report page."""
     charges: pd.DataFrame = parts["charges"]
-    totals = " · ".join(fmt_money(t, c) for t, c in zip(charges["total_cost"], charges["currency"]))
-    sections = [f"<h1>Chargeback: {escape(team)} · {escape(period)}</h1>",
+    sections = [f"<h1>Team cost report: {escape(team)} · {escape(period)}</h1>",
                 (f'<p class="meta">Built {datetime.now(UTC):%Y-%m-%d %H:%M} UTC from publication run '
                 f'{escape(str(pub.get("run_id")))}, published {escape(str(pub.get("published_at")))} UTC. '
-                "Amounts are rounded to cents here; the CSV beside this file has them exact.</p>"),
-                f'<div class="total">Total: {escape(totals)}</div>', "<h2>Charges</h2>"]
+                "Amounts are rounded to cents here; the CSV beside this file has them exact.</p>")]
+    for f in parts["figures"]:
+        sections += [f"<h2>Invoice → Chargeback → All-in showback ({escape(f['currency'])})</h2>", figures_html(f),
+                     bridge_html(f) if parts.get("showback") is not None else _missing(parts, "showback")]
+    sections.append("<h2>Chargeback</h2>")
+    if charges.empty:
+        sections.append('<p class="note">No invoice lines or API spend were charged to this team this month; its '
+                        "cost is all in the all-in showback (work on no bill).</p>")
     for _, r in charges.iterrows():
-        items = [(c.replace("_", " "), r[c]) for c in CHARGE_COMPONENTS if c in r.index and r[c]]
+        items = [(column_label(c, None).replace(" (currency)", ""), r[c]) for c in CHARGE_COMPONENTS
+                 if c in r.index and r[c]]
         sections.append(svg_bars(items, r["currency"]))
-    cols = ["currency", *[c for c in (*CHARGE_COMPONENTS, "total_cost", "charge_lines") if c in charges]]
-    sections.append(_html_table(charges[cols], set(CHARGE_COMPONENTS) | {"total_cost"}))
+    if not charges.empty:
+        cols = ["currency", *[c for c in ("basis", *BASES, *CHARGE_COMPONENTS, "total_cost", "charge_lines")
+                              if c in charges]]
+        sections.append(_html_table(charges[cols], {*BASES, *CHARGE_COMPONENTS, "total_cost"}))
     sections.append("<h2>Budget</h2>")
-    budget = [c for c in BUDGET_COLUMNS if c in charges]
-    sections.append(_html_table(charges[["currency", "total_cost", *budget]], {"total_cost", *budget}) if budget
-                    else '<p class="note">Budgets are not published yet.</p>')
+    budgets, budget = parts.get("budgets"), [c for c in BUDGET_COLUMNS if c in charges]
+    if budgets is not None and not budgets.empty:
+        cols = ["currency", "budget_monthly", "chargeback_total", "budget_remaining_chargeback", "showback_total",
+                "budget_remaining_showback"]
+        sections.append(_html_table(budgets[cols], set(cols[1:])))
+    elif budget and not charges.empty:
+        sections.append(_html_table(charges[["currency", "total_cost", *budget]], {"total_cost", *budget}))
+    else:
+        sections.append('<p class="note">Budgets are not published yet.</p>')
+    showback = parts.get("showback")
+    if showback is not None and not showback.empty:
+        sections.append("<h2>All-in showback by component</h2>")
+        cols = ["currency", "source", "bridge_step", "component", "cost_basis", "amount"]
+        sections.append(_html_table(showback[cols], {"amount"}))
     sections.append("<h2>Unit cost of the team's workloads</h2>")
     units = parts.get("units")
     if units is None:
-        sections.append(f'<p class="note">Not published yet: {escape(parts.get("units_missing", ""))}.</p>')
+        sections.append(_missing(parts, "units"))
     elif units.empty:
         sections.append('<p class="note">No workload unit costs for this month.</p>')
     else:
@@ -176,36 +228,60 @@ def _html(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any]) ->
     sections.append("<h2>GPU-hours and idle time</h2>")
     util = parts.get("util")
     if util is None:
-        sections.append(f'<p class="note">Not published yet: {escape(parts.get("util_missing", ""))}.</p>')
+        sections.append(_missing(parts, "util"))
     else:
         sections.append(_html_table(util.drop(columns=["period", "team_id"]), set()) if not util.empty
                         else '<p class="note">No GPU utilisation recorded this month.</p>')
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Chargeback {escape(team)} '
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Team cost report {escape(team)} '
             f'{escape(period)}</title><style>{CSS}</style></head><body>{"".join(sections)}</body></html>')
+
+
+def _write_one(folder: Path, stem: str, team: str, label: str, parts: dict[str, Any], pub: dict[str, Any]) -> list[Path]:
+    html_path, csv_path = folder / f"{stem}.html", folder / f"{stem}.csv"
+    html_path.write_text(_html(team, label, parts, pub), encoding="utf-8")
+    with csv_path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["section", "team_id", "month", "currency", "item", "metric", "value", "run_id", "published_at"])
+        writer.writerows([exact(v) for v in row] for row in _csv_rows(team, label, parts, pub))
+    return [html_path, csv_path]
 
 
 def write_team_reports(serving_path: Path, out_dir: Path, team: str | None = None,
                        month: str | None = None) -> list[Path]:
-    """Write out_dir/<YYYY-MM>/<team>.html and .csv per team and month; returns the paths written."""
+    """Write out_dir/<YYYY-MM>/<team>.html and .csv per team and month with any cost (chargeback or all-in
+    showback), then out_dir/index.html listing every report of the publication; returns the paths written."""
     if month is not None and not re.fullmatch(r"\d{4}-\d{2}", month):
         raise ValueError(f"month must look like YYYY-MM, got {month!r}")
     period = date.fromisoformat(f"{month}-01") if month else None
     pub = serving.publication(serving_path) or {}
-    rows = serving.chargeback(serving_path, team=team, month=period)
+    keys = serving.report_keys(serving_path)
     written: list[Path] = []
-    for period_start, group in rows.groupby("billing_period_start", sort=True):
+    entries: list[dict[str, Any]] = []
+    for period_start, group in keys.groupby("period", sort=True):
         label = f"{pd.Timestamp(period_start):%Y-%m}"
         folder = Path(out_dir) / label
-        folder.mkdir(parents=True, exist_ok=True)
-        names = _unique_names(sorted(group["team_id"].unique()))
-        for team_id, file_stem in names.items():
-            parts = _team_month(serving_path, team_id, period_start)
-            html_path, csv_path = folder / f"{file_stem}.html", folder / f"{file_stem}.csv"
-            html_path.write_text(_html(team_id, label, parts, pub), encoding="utf-8")
-            with csv_path.open("w", newline="", encoding="utf-8") as fh:
-                writer = csv.writer(fh)
-                writer.writerow(["section", "team_id", "month", "currency", "item", "metric", "value",
-                                 "run_id", "published_at"])
-                writer.writerows([exact(v) for v in row] for row in _csv_rows(team_id, label, parts, pub))
-            written += [html_path, csv_path]
+        for team_id, stem in _unique_names(sorted(group["team_id"].unique())).items():
+            wanted = (team is None or team_id == team) and (period is None or period_start == period)
+            if wanted:
+                folder.mkdir(parents=True, exist_ok=True)
+                parts = _team_month(serving_path, team_id, period_start)
+                written += _write_one(folder, stem, team_id, label, parts, pub)
+            entries.append({"month": label, "team": team_id, "stem": stem, "written": (folder / f"{stem}.html").exists(),
+                            "figures": parts["figures"] if wanted else None})
+    # Figures for reports not rewritten this time come from one pass over the marts (cheap, exact).
+    missing = [e for e in entries if e["figures"] is None]
+    if missing:
+        charges = serving.chargeback(serving_path)
+        try:
+            showback = serving.showback(serving_path)
+        except serving.NotPublished:
+            showback = None
+        for e in missing:
+            first = date.fromisoformat(f"{e['month']}-01")
+            ch = charges[(charges["team_id"] == e["team"]) & (charges["billing_period_start"] == first)]
+            sb = None if showback is None else showback[(showback["team_id"] == e["team"])
+                                                         & (showback["period"] == first)]
+            currencies = sorted(set(ch["currency"]) | (set(sb["currency"]) if sb is not None else set()))
+            e["figures"] = [team_bridge(ch, sb, c) for c in currencies]
+    written.append(write_index(Path(out_dir), entries, pub, CSS))
     return written

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from datetime import date
+from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -150,21 +151,42 @@ def chargeback(path: Path, team: str | None = None, month: date | None = None,
     )
 
 
+def _api_spend_sql(path: Path) -> str:
+    """API spend per month and currency (its own invoice); none when this publication predates API spend."""
+    if "fct_api_spend_daily" in schema(path) and require(path, "fct_api_spend_daily", ["day", "currency", "cost"]):
+        return ("select cast(date_trunc('month', day) as date) as period, currency, sum(cost) as api_spend "
+                "from fct_api_spend_daily group by all")
+    if "api_cost" in require(path, "fct_chargeback_monthly"):
+        raise NotPublished("table fct_api_spend_daily is not published yet")
+    return "select null::date as period, null::varchar as currency, null::decimal(38,12) as api_spend where false"
+
+
 def reconciliation(path: Path) -> pd.DataFrame:
-    """Per period and currency: sum of chargeback rows vs sum of ledger BilledCost, difference exact."""
-    require(path, "fct_chargeback_monthly", ["billing_period_start", "currency", "total_cost"])
-    require(path, "ledger_focus", ["BillingPeriodStart", "BillingCurrency", "BilledCost"])
-    return query(path, """
-        with cb as (select billing_period_start as period, currency, sum(total_cost) as chargeback_total
-                    from fct_chargeback_monthly group by all),
-             inv as (select cast(BillingPeriodStart as date) as period, BillingCurrency as currency,
-                            sum(BilledCost) as invoice_total from ledger_focus group by all)
-        select coalesce(cb.period, inv.period) as period, coalesce(cb.currency, inv.currency) as currency,
-               cb.chargeback_total, inv.invoice_total,
-               coalesce(cb.chargeback_total, 0) - coalesce(inv.invoice_total, 0) as difference,
-               coalesce(cb.chargeback_total, 0) = coalesce(inv.invoice_total, 0) as reconciled
-        from cb full outer join inv on cb.period = inv.period and cb.currency = inv.currency
-        order by period, currency""")
+    """Both reconciliations per billing period and currency, each with an exact difference and a flag
+    (equal to the cent, as the blocking dbt test): Σ billed_cost vs Σ ledger BilledCost (the invoice),
+    and Σ total_cost vs the chosen basis of the invoice (BilledCost or EffectiveCost) + API spend."""
+    require(path, "fct_chargeback_monthly", ["billing_period_start", "currency", "total_cost", "billed_cost", "basis"])
+    require(path, "ledger_focus", ["BillingPeriodStart", "BillingCurrency", "BilledCost", "EffectiveCost"])
+    return query(path, f"""
+        with x as (select billing_period_start as period, currency, basis, billed_cost as chargeback_billed,
+                          total_cost as chargeback_total from fct_chargeback_monthly
+                   union all by name select cast(BillingPeriodStart as date) as period, BillingCurrency as currency,
+                          BilledCost as invoice_billed, coalesce(EffectiveCost, BilledCost) as invoice_amortised
+                   from ledger_focus
+                   union all by name select * from ({_api_spend_sql(path)})),
+             r as (select period, currency, coalesce(string_agg(distinct basis, ', '),
+                          (select min(basis) from fct_chargeback_monthly)) as basis, {", ".join(
+                          f"coalesce(sum({c}), 0) as {c}" for c in ("invoice_billed", "chargeback_billed",
+                          "invoice_amortised", "api_spend", "chargeback_total"))}
+                   from x group by period, currency)
+        select period, currency, basis, invoice_billed, chargeback_billed,
+               chargeback_billed - invoice_billed as billed_difference,
+               round(chargeback_billed, 2) = round(invoice_billed, 2) as billed_reconciled,
+               case when basis = 'billed' then invoice_billed else invoice_amortised end as invoice_basis, api_spend,
+               invoice_basis + api_spend as invoice_total, chargeback_total,
+               chargeback_total - invoice_total as total_difference,
+               round(chargeback_total, 2) = round(invoice_total, 2) as total_reconciled
+        from r order by period, currency""")
 
 
 def unit_costs(path: Path, team: str | None = None, workload: str | None = None,
@@ -275,19 +297,12 @@ def rejects_by_source(path: Path) -> pd.DataFrame:
 
 
 def money_story(path: Path) -> pd.DataFrame:
-    """Per currency: Invoice (cloud BilledCost), Chargeback (Σ total_cost, with its basis) and All-in
-    showback (Σ fct_showback_monthly.amount); the CLI summary and `status` print these."""
-    require(path, "ledger_focus", ["BillingCurrency", "BilledCost"])
-    require(path, "fct_chargeback_monthly", ["currency", "total_cost", "basis"])
+    """Per currency, the whole publication: invoice, chargeback (with its basis) and all-in showback, as
+    `figures` (the CLI summary and `status` print these)."""
     require(path, "fct_showback_monthly", ["currency", "amount"])
-    return query(path, """
-        with inv as (select BillingCurrency as currency, sum(BilledCost) as invoice from ledger_focus group by all),
-             cb as (select currency, sum(total_cost) as chargeback, min(basis) as basis
-                    from fct_chargeback_monthly group by all),
-             sb as (select currency, sum(amount) as showback from fct_showback_monthly group by all)
-        select currency, inv.invoice, cb.chargeback, sb.showback, cb.basis
-        from inv full outer join cb using (currency) full outer join sb using (currency)
-        order by currency""")
+    f = figures(path)
+    total = f.groupby("currency")[["invoice", "chargeback", "showback"]].agg(lambda s: sum(s, Decimal(0)))
+    return total.join(f.groupby("currency")["basis"].min()).reset_index()
 
 
 def unpriced_gpu_hours(path: Path) -> pd.DataFrame:
@@ -295,3 +310,89 @@ def unpriced_gpu_hours(path: Path) -> pd.DataFrame:
     require(path, "fct_unpriced_usage", ["pricing_status", "reason", "gpu_hours"])
     return query(path, "select reason, sum(gpu_hours) as gpu_hours from fct_unpriced_usage "
                        "where pricing_status = 'unpriced' group by all order by gpu_hours desc, reason")
+
+
+def figures(path: Path, team: str | None = None, start: date | None = None, end: date | None = None,
+            currency: str | None = None) -> pd.DataFrame:
+    """The three figures per month and currency: invoice (Σ ledger BilledCost; one team's share: Σ billed_cost),
+    chargeback (Σ total_cost, with its basis), showback (Σ fct_showback_monthly.amount; null if unpublished)."""
+    require(path, "fct_chargeback_monthly", ["team_id", "billing_period_start", "currency", "total_cost",
+                                             "billed_cost", "basis"])
+    require(path, "ledger_focus", ["BillingPeriodStart", "BillingCurrency", "BilledCost"])
+    has_sb = "fct_showback_monthly" in schema(path)
+    sb = ("select period, currency, sum(amount) as showback from fct_showback_monthly "
+          "where (?::varchar is null or team_id = ?) group by all") if has_sb else \
+        "select null::date as period, null::varchar as currency, null::decimal(38,12) as showback where ? = ?"
+    return query(path, f"""
+        with inv as (select cast(BillingPeriodStart as date) as period, BillingCurrency as currency,
+                            sum(BilledCost) as invoice from ledger_focus where ?::varchar is null group by all
+                     union all
+                     select billing_period_start, currency, sum(billed_cost) from fct_chargeback_monthly
+                     where team_id = ? group by all),
+             cb as (select billing_period_start as period, currency, sum(total_cost) as chargeback,
+                           string_agg(distinct basis, ', ') as basis
+                    from fct_chargeback_monthly where (?::varchar is null or team_id = ?) group by all),
+             sb as ({sb}),
+             k as (select period, currency from inv union select period, currency from cb
+                   union select period, currency from sb)
+        select k.period, k.currency, coalesce(inv.invoice, 0) as invoice, coalesce(cb.chargeback, 0) as chargeback,
+               {"coalesce(sb.showback, 0)" if has_sb else "null::decimal(38,12)"} as showback,
+               coalesce(cb.basis, (select min(basis) from fct_chargeback_monthly)) as basis
+        from k left join inv using (period, currency) left join cb using (period, currency)
+        left join sb using (period, currency)
+        where (?::varchar is null or k.currency = ?) and {_period_filters('k.period')}
+        order by k.period, k.currency""",
+        [team, team, team, team, team, team, currency, currency, start, start, end, end])
+
+
+def _monthly(path: Path, table: str, columns: tuple[str, ...], order: str, team: str | None, month: date | None,
+             currency: str | None) -> pd.DataFrame:
+    require(path, table, ["team_id", "period", "currency", *columns])
+    return query(path, f"select * from {table} where (?::varchar is null or team_id = ?) and (?::date is null or "
+                       f"period = ?::date) and (?::varchar is null or currency = ?) order by {order}",
+                 [team, team, month, month, currency, currency])
+
+
+def cost_bridge(path: Path, month: date | None = None, currency: str | None = None) -> pd.DataFrame:
+    """fct_cost_bridge: Invoice -> ... -> Chargeback -> ... -> All-in showback, in step order."""
+    require(path, "fct_cost_bridge", ["period", "currency", "step_order", "step", "amount", "running_total"])
+    return query(path, "select * from fct_cost_bridge where (?::date is null or period = ?::date) "
+                       "and (?::varchar is null or currency = ?) order by period, currency, step_order",
+                 [month, month, currency, currency])
+
+
+def showback(path: Path, team: str | None = None, month: date | None = None,
+             currency: str | None = None) -> pd.DataFrame:
+    """fct_showback_monthly rows (component, cost_basis, source, bridge_step, amount)."""
+    return _monthly(path, "fct_showback_monthly", ("amount", "bridge_step", "cost_basis"),
+                    "period, currency, team_id, source, bridge_step, component", team, month, currency)
+
+
+def team_budgets(path: Path, team: str | None = None, month: date | None = None,
+                 currency: str | None = None) -> pd.DataFrame:
+    """fct_team_budget_monthly: budget vs chargeback and vs all-in showback per team and month."""
+    return _monthly(path, "fct_team_budget_monthly", ("budget_monthly", "chargeback_total", "showback_total"),
+                    "period, currency, team_id", team, month, currency)
+
+
+def usage_pricing(path: Path) -> pd.DataFrame:
+    """GPU-hours on no bill line by pricing status (list-priced, owned-hardware, unpriced), reason, source and
+    currency, with their amount (NULL for unpriced hours: never 0)."""
+    require(path, "fct_unpriced_usage", ["pricing_status", "reason", "source_kind", "gpu_hours", "amount",
+                                         "currency"])
+    return query(path, "select pricing_status, reason, source_kind, currency, sum(gpu_hours) as gpu_hours, "
+                       "sum(amount) as amount, count(distinct team_id) as teams from fct_unpriced_usage "
+                       "group by 1, 2, 3, 4 "
+                       "order by case pricing_status when 'unpriced' then 0 else 1 end, pricing_status, "
+                       "gpu_hours desc, reason, source_kind")
+
+
+def report_keys(path: Path, team: str | None = None, month: date | None = None) -> pd.DataFrame:
+    """Every (team, month) with cost in the chargeback or the all-in showback (one report each)."""
+    require(path, "fct_chargeback_monthly", ["team_id", "billing_period_start"])
+    sb = ("union select team_id, period from fct_showback_monthly"
+          if "fct_showback_monthly" in schema(path) else "")
+    return query(path, f"select distinct team_id, cast(period as date) as period from (select team_id, "
+                       f"billing_period_start as period from fct_chargeback_monthly {sb}) "
+                       "where (?::varchar is null or team_id = ?) and (?::date is null or period = ?::date) "
+                       "order by period, team_id", [team, team, month, month])

@@ -1,4 +1,5 @@
-"""Data quality: the published run's checks, quarantined rows per source, and stale prices."""
+"""Data quality: the published run's checks, quarantined rows per source, stale prices, and GPU-hours on no
+bill line (list-priced, owned-hardware, or unpriced with a reason: never $0)."""
 
 from __future__ import annotations
 
@@ -56,3 +57,33 @@ if stale is not None:
     else:
         st.warning(f"{len(stale)} current prices were last observed more than {max_age} days before the publication.")
         st.table(ui.to_float(stale), hide_index=True)
+
+st.subheader("GPU-hours on no bill line: priced or not")
+st.caption("Production GPU-hours from run records, schedulers and telemetry that no bill line covers. List-priced: the "
+           "observed price valid when they ran; owned-hardware: the owned_hardware policy rate; unpriced: no price "
+           "could be found, so no amount is shown (never $0) and the reason is listed.")
+usage = ui.guard(serving.usage_pricing, path)
+if usage is not None:
+    unpriced = usage[usage["pricing_status"] == "unpriced"]
+    priced = usage[usage["pricing_status"] != "unpriced"]
+    c1, c2 = st.columns(2)
+    c1.metric("Unpriced GPU-hours", f"{float(sum(unpriced['gpu_hours'], 0.0)):,.1f}")
+    c2.metric("Priced GPU-hours (list-priced + owned-hardware)", f"{float(sum(priced['gpu_hours'], 0.0)):,.1f}")
+    if unpriced.empty:
+        st.success("Every GPU-hour on no bill line has a price.")
+    else:
+        st.warning(f"{float(sum(unpriced['gpu_hours'], 0.0)):,.1f} GPU-hours have no price: they are in no "
+                   "chargeback or showback figure. By reason:")
+        by_reason = unpriced.groupby(["reason", "source_kind"], as_index=False, dropna=False).agg(
+            gpu_hours=("gpu_hours", "sum"), teams=("teams", "sum"))
+        by_reason["gpu_hours"] = by_reason["gpu_hours"].map(lambda h: f"{float(h):,.1f}")
+        by_reason["amount"] = "unpriced"
+        st.table(by_reason.rename(columns={"reason": "Reason", "source_kind": "Source", "gpu_hours": "GPU-hours",
+                                           "teams": "Teams", "amount": "Amount"}), hide_index=True)
+    if not priced.empty:
+        shown = priced.groupby(["pricing_status", "source_kind", "currency"], as_index=False).agg(
+            gpu_hours=("gpu_hours", "sum"), amount=("amount", lambda s: sum(s.dropna(), 0)))
+        shown["gpu_hours"] = shown["gpu_hours"].map(lambda h: f"{float(h):,.1f}")
+        shown = ui.money_table(shown, ["amount"])
+        st.table(shown.rename(columns={"pricing_status": "Pricing", "source_kind": "Source", "currency": "Currency",
+                                       "gpu_hours": "GPU-hours", "amount": "Amount"}), hide_index=True)

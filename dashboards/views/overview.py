@@ -1,12 +1,13 @@
-"""Overview: spend by team, provider, GPU model and workload type over time; unit costs; waste."""
+"""Overview: the three figures (Invoice, Chargeback, All-in showback) with their bridge; invoice by team, provider,
+GPU model and all-in cost by workload type over time; unit costs; waste; unpriced GPU-hours."""
 
 from __future__ import annotations
 
 import plotly.express as px
 import streamlit as st
 
-from dashboards import ui
-from reporting.formatting import fmt_money, fmt_unit_cost
+from dashboards import money, ui
+from reporting.formatting import fmt_unit_cost
 from warehouse import serving
 
 path = ui.serving_db()
@@ -26,19 +27,35 @@ units = ui.guard(serving.unit_costs, path, team=team, start=start, end=end)
 if units is not None and "currency" in units:
     units = units[units["currency"] == currency]  # never add amounts across currencies
 
+figures = ui.guard(serving.figures, path, team=team, start=start, end=end, currency=currency)
+invoice, note = None, ""
+if provider is not None and by_team is not None:
+    # The provider filter narrows the invoice only; chargeback and showback are per team, not per provider.
+    invoice = money.total(by_team[by_team["currency"] == currency], "cost") or 0
+    note = f" Provider filter: {provider} only; the other two figures cover every provider."
+money.three_figures(figures, currency, team, invoice=invoice, invoice_note=note)
+money.bridge(path, start if start is not None and start == end else None, currency)
+
 col1, col2, col3 = st.columns(3)
 if by_team is not None:
     spend = by_team[by_team["currency"] == currency]
-    col1.metric(f"Billed spend ({currency})", fmt_money(sum(spend["cost"], 0), currency))
-    col2.metric("Teams with spend", int(spend.loc[spend["cost"] != 0, "team"].nunique()))
+    col1.metric("Teams on the invoice", int(spend.loc[spend["cost"] != 0, "team"].nunique()))
 if units is not None and not units.empty:
     all_in = sum(units["all_in_cost"].dropna(), 0)
     waste = sum(units["waste_cost"].dropna(), 0)
-    col3.metric("Waste share (idle + retries + failures)", f"{float(waste / all_in):.1%}" if all_in else "n/a")
+    col2.metric("Waste share (idle + retries + failures)", f"{float(waste / all_in):.1%}" if all_in else "n/a")
+gaps = ui.guard(serving.unpriced_gpu_hours, path)
+if gaps is not None:
+    hours = float(sum(gaps["gpu_hours"], 0.0))
+    col3.metric("Unpriced GPU-hours", f"{hours:,.1f}",
+                help="GPU-hours no bill line, price or owned-hardware rate covers; never counted as $0. "
+                     "Listed by reason on the Data quality page.")
 
 st.subheader("Spend over time")
-for dimension, title in [("team", "by team"), ("provider", "by provider"), ("gpu_model", "by GPU model"),
-                         ("workload_type", "by workload type (all-in cost)")]:
+st.caption("Team, provider and GPU model: the invoice (BilledCost, by the bill line's tags). Workload type: the "
+           "all-in cost of the unit-cost model.")
+for dimension, title in [("team", "by team (invoice)"), ("provider", "by provider (invoice)"),
+                         ("gpu_model", "by GPU model (invoice)"), ("workload_type", "by workload type (all-in cost)")]:
     df = by_team if dimension == "team" else ui.guard(
         serving.spend_by, path, dimension, team=team, provider=provider, start=start, end=end)
     if df is None:

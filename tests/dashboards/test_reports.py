@@ -17,17 +17,48 @@ def _csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-def test_writes_one_html_and_csv_per_team_and_month(serving_db: Path, tmp_path: Path) -> None:
+def test_every_team_month_with_cost_gets_a_report_and_the_index_lists_them(serving_db: Path, tmp_path: Path) -> None:
     paths = write_team_reports(serving_db, tmp_path / "out")
     names = sorted(str(p.relative_to(tmp_path / "out")) for p in paths)
-    assert names == sorted(f"{m}/{t}.{ext}" for m in ("2025-01", "2025-02")
-                           for t in ("ml-research", "search", "unallocated") for ext in ("html", "csv"))
+    # Chargeback rows: 2025-01 and 2025-02 x ml-research, search, (unallocated); showback adds research in
+    # 2025-01 (750.00 of owned-hardware training, no invoice line at all): 7 team-months, 14 files + the index.
+    expected = [("2025-01", t) for t in ("ml-research", "research", "search", "unallocated")] + [
+        ("2025-02", t) for t in ("ml-research", "search", "unallocated")]
+    assert names == sorted([f"{m}/{t}.{ext}" for m, t in expected for ext in ("html", "csv")] + ["index.html"])
+    index = (tmp_path / "out" / "index.html").read_text()
+    for m, t in expected:
+        assert f'href="{m}/{t}.html"' in index and f'href="{m}/{t}.csv"' in index
+    assert "7 reports" in index and "<script" not in index
+    research = (tmp_path / "out" / "2025-01" / "research.html").read_text()
+    # Invoice share 0, chargeback 0, all-in showback 750.00; the bridge line names the owned-hardware work.
+    assert "Invoice (team&#x27;s share): USD 0.00" in research and "All-in showback: USD 750.00" in research
+    assert "+ Run-priced work not on a bill" in research
+
+
+def test_report_shows_three_figures_and_the_team_bridge(serving_db: Path, tmp_path: Path) -> None:
+    write_team_reports(serving_db, tmp_path, team="ml-research", month="2025-02")
+    html = (tmp_path / "2025-02" / "ml-research.html").read_text()
+    # Invoice share 1200.00 (aws usage covered by the plan bills 0) + amortisation 300.00 = chargeback 1500.00
+    assert "Invoice (team&#x27;s share): USD 1,200.00" in html and "Chargeback: USD 1,500.00" in html
+    assert "+ Amortisation adjustments" in html and "USD 300.00" in html and "amortised (FOCUS EffectiveCost" in html
+    rows = _csv(tmp_path / "2025-02" / "ml-research.csv")
+    figs = {r["item"]: Decimal(r["value"]) for r in rows if r["section"] == "figures"}
+    assert figs == {"Invoice": Decimal(1200), "Chargeback": Decimal(1500), "All-in showback": Decimal(1500)}
+    write_team_reports(serving_db, tmp_path, team="search", month="2025-02")
+    rows = _csv(tmp_path / "2025-02" / "search.csv")
+    bridge = {(r["currency"], r["item"]): Decimal(r["value"]) for r in rows if r["section"] == "bridge"
+              and r["metric"] == "running_total"}
+    # USD: 600.50 share + 0 amortisation + 1.25 API = 601.75 chargeback; + 0 run-priced + 30 estimates + 0 labour
+    # + 25 idle not on a bill = 656.75 all-in showback.
+    assert bridge[("USD", "04 Chargeback")] == Decimal("601.75")
+    assert bridge[("USD", "09 All-in showback")] == Decimal("656.75")
+    assert bridge[("EUR", "09 All-in showback")] == Decimal("99.99")
 
 
 def test_html_shows_total_publication_and_is_self_contained(serving_db: Path, tmp_path: Path) -> None:
     write_team_reports(serving_db, tmp_path, team="ml-research", month="2025-01")
     html = (tmp_path / "2025-01" / "ml-research.html").read_text()
-    assert "Total: USD 980.11" in html  # 980.105 rounds half-up on the exact Decimal
+    assert "Chargeback: USD 980.11" in html  # 980.105 rounds half-up on the exact Decimal
     assert "USD -100.00" in html and "USD 1,500.00" in html  # credit and budget
     assert "run-fixture-0042" in html and "2025-02-28 06:00:00" in html
     assert "wl-train" in html and "<svg" in html and "USD 400.00" in html  # 1200 / 3 accepted checkpoints
@@ -39,7 +70,7 @@ def test_csv_rows_match_the_chargeback(serving_db: Path, tmp_path: Path) -> None
     rows = _csv(tmp_path / "2025-02" / "search.csv")
     totals = {r["currency"]: Decimal(r["value"]) for r in rows if r["section"] == "chargeback"
               and r["metric"] == "total_cost"}
-    assert totals == {"USD": Decimal("600.50"), "EUR": Decimal("99.99")}
+    assert totals == {"USD": Decimal("601.75"), "EUR": Decimal("99.99")}  # USD 600.50 + 1.25 API spend
     budget = {(r["currency"], r["metric"]): Decimal(r["value"]) for r in rows if r["section"] == "budget"}
     assert budget[("USD", "forecast_month_end")] == Decimal(650)
     unit = {(r["item"], r["metric"]): r["value"] for r in rows if r["section"] == "unit_cost"}
@@ -50,8 +81,8 @@ def test_csv_rows_match_the_chargeback(serving_db: Path, tmp_path: Path) -> None
 
 def test_unallocated_name_is_sanitised(serving_db: Path, tmp_path: Path) -> None:
     paths = write_team_reports(serving_db, tmp_path, team="(unallocated)", month="2025-01")
-    assert [p.name for p in paths] == ["unallocated.html", "unallocated.csv"]
-    assert "Total: USD 33.33" in paths[0].read_text()
+    assert [p.name for p in paths] == ["unallocated.html", "unallocated.csv", "index.html"]
+    assert "Chargeback: USD 33.33" in paths[0].read_text()
 
 
 def test_hostile_team_names_stay_inside_out_dir_and_are_escaped(serving_db: Path, tmp_path: Path) -> None:
@@ -62,16 +93,18 @@ def test_hostile_team_names_stay_inside_out_dir_and_are_escaped(serving_db: Path
     con.close()
     out = tmp_path / "out"
     paths = write_team_reports(serving_db, out, month="2025-01")
+    assert paths[-1] == out / "index.html"
+    paths = paths[:-1]
     assert all(p.resolve().parent == (out / "2025-01").resolve() for p in paths)
     hostile = [p for p in paths if p.suffix == ".html" and p.stem.startswith("etc-script")]
     assert len(hostile) == 2 and hostile[0].stem != hostile[1].stem  # collision resolved with a hash
-    assert all("<script>" not in p.read_text() for p in hostile)
+    assert all("<script>" not in p.read_text() for p in [*hostile, out / "index.html"])
 
 
 def test_minimal_publication_still_reports(minimal_serving: Path, tmp_path: Path) -> None:
     paths = write_team_reports(minimal_serving, tmp_path, team="ml-research", month="2025-01")
     html = paths[0].read_text()
-    assert "Total: USD 980.11" in html
+    assert "Chargeback: USD 980.11" in html
     assert "Budgets are not published yet" in html and "Not published yet" in html
 
 

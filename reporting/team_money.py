@@ -1,0 +1,122 @@
+"""A team's three figures and its bridge for one month, and the index page of every team report.
+
+The team's bridge mirrors fct_cost_bridge for one team: its share of the invoice (billed_cost) ->
++ amortisation adjustments (amortised_cost - billed_cost) -> + API spend -> = Chargeback (total_cost)
+-> + the cost-model showback lines per bridge step -> = All-in showback (Σ fct_showback_monthly.amount).
+On the billed basis the amortisation step comes after Chargeback, as in the mart. Money stays Decimal.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from reporting.formatting import FIGURES, basis_label, definition, fmt_money
+
+COST_MODEL_STEPS = ("Run-priced work not on a bill", "Estimates", "Platform labour", "Idle not on a bill")
+ZERO = Decimal(0)
+
+
+def _sum(df: pd.DataFrame | None, column: str) -> Decimal:
+    if df is None or df.empty or column not in df:
+        return ZERO
+    return sum((Decimal(v) for v in df[column].dropna()), ZERO)
+
+
+def team_bridge(charges: pd.DataFrame, showback: pd.DataFrame | None, currency: str) -> dict[str, Any]:
+    """Figures and bridge lines (step, kind, amount, running total) of one team, month and currency."""
+    cb = charges[charges["currency"] == currency] if not charges.empty else charges
+    sb = showback[showback["currency"] == currency] if showback is not None and not showback.empty else None
+    basis = ", ".join(sorted(set(cb["basis"].dropna()))) if "basis" in cb and not cb.empty else None
+    billed, amortised = _sum(cb, "billed_cost"), _sum(cb, "amortised_cost")
+    api, chargeback = _sum(cb, "api_cost"), _sum(cb, "total_cost")
+    showback_total = _sum(sb, "amount") if showback is not None else None
+    amortisation = [("Amortisation adjustments", "add", amortised - billed)] if "amortised_cost" in cb else []
+    before = [("Invoice (team's share)", "start", billed), *([] if basis == "billed" else amortisation),
+              ("API spend", "add", api)]
+    lines = [*before, ("Chargeback", "subtotal", chargeback), *(amortisation if basis == "billed" else [])]
+    if sb is not None:
+        model = sb[sb["source"] == "cost model"] if "source" in sb else sb.iloc[0:0]
+        lines += [(step, "add", _sum(model[model["bridge_step"] == step], "amount")) for step in COST_MODEL_STEPS]
+        other = _sum(model[~model["bridge_step"].isin(COST_MODEL_STEPS)], "amount")
+        if other:
+            lines.append(("Other cost-model lines", "add", other))
+    running, out = ZERO, []
+    for step, kind, amount in lines:
+        if kind == "subtotal":
+            if running != amount:  # the team's lines do not close: say so rather than hide it
+                out.append(("Not explained by the steps above", "add", amount - running, amount))
+            running = amount
+        else:
+            running += amount
+        out.append((step, kind, amount, running))
+    if showback_total is not None:
+        if running != showback_total:
+            out.append(("Not explained by the steps above", "add", showback_total - running, showback_total))
+        out.append(("All-in showback", "total", showback_total, showback_total))
+    return {"currency": currency, "basis": basis, "invoice": billed, "chargeback": chargeback,
+            "showback": showback_total, "bridge": out}
+
+
+def figures_html(fig: dict[str, Any]) -> str:
+    """The three figures of one currency with their definitions and the basis."""
+    cur = fig["currency"]
+    values = {"Invoice": fig["invoice"], "Chargeback": fig["chargeback"], "All-in showback": fig["showback"]}
+    cells = []
+    for name in FIGURES:
+        shown = fmt_money(values[name], cur) if values[name] is not None else "not published"
+        label = "Invoice (team's share)" if name == "Invoice" else name
+        cells.append(f'<td><div class="fig">{escape(label)}: {escape(shown)}</div>'
+                     f'<div class="def">{escape(definition(name, fig["basis"]))}</div></td>')
+    basis = f'<p class="meta">Chargeback basis: {escape(basis_label(fig["basis"]))}.</p>' if fig["basis"] else ""
+    return f'<table class="figs"><tr>{"".join(cells)}</tr></table>{basis}'
+
+
+def bridge_html(fig: dict[str, Any]) -> str:
+    """The team's bridge lines; zero 'add' steps are left out (they explain nothing)."""
+    rows = []
+    for step, kind, amount, running in fig["bridge"]:
+        if kind == "add" and not amount:
+            continue
+        name = f"= {step}" if kind in ("subtotal", "total") else (step if kind == "start" else f"+ {step}")
+        strong = ' style="font-weight:600"' if kind in ("subtotal", "total") else ""
+        rows.append(f"<tr{strong}><td>{escape(name)}</td><td class=\"n\">{escape(fmt_money(amount, fig['currency']))}"
+                    f"</td><td class=\"n\">{escape(fmt_money(running, fig['currency']))}</td></tr>")
+    return ("<table><thead><tr><th>step</th><th>amount</th><th>running total</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def index_html(entries: list[dict[str, Any]], pub: dict[str, Any], css: str) -> str:
+    """HOME/reports/index.html: every (month, team) report with its figures per currency and links."""
+    rows = []
+    for e in sorted(entries, key=lambda e: (e["month"], e["team"])):
+        figs = e["figures"] or [{"currency": "", "invoice": None, "chargeback": None, "showback": None}]
+        for i, f in enumerate(figs):
+            links = "" if i else (f'<a href="{escape(e["month"])}/{escape(e["stem"])}.html">HTML</a> · '
+                                  f'<a href="{escape(e["month"])}/{escape(e["stem"])}.csv">CSV</a>'
+                                  if e["written"] else "not written yet (gpu-ledger report)")
+            money = "".join(f'<td class="n">{escape(fmt_money(f[k], f["currency"]) if f[k] is not None else "n/a")}</td>'
+                            for k in ("invoice", "chargeback", "showback"))
+            rows.append(f"<tr><td>{escape(e['month'])}</td><td>{escape(e['team'])}</td>"
+                        f"<td>{escape(f['currency'])}</td>{money}<td>{links}</td></tr>")
+    head = "".join(f"<th>{h}</th>" for h in ("month", "team", "currency", "Invoice (team's share)", "Chargeback",
+                                             "All-in showback", "report"))
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Team cost reports</title>'
+            f"<style>{css}</style></head><body><h1>Team cost reports</h1>"
+            f'<p class="meta">Built {datetime.now(UTC):%Y-%m-%d %H:%M} UTC from publication run '
+            f'{escape(str(pub.get("run_id")))}, published {escape(str(pub.get("published_at")))} UTC. One report per '
+            f"team and month with any cost in the chargeback or the all-in showback ({len(entries)} reports).</p>"
+            f"<p class=\"meta\">{' '.join(f'{n}: {escape(definition(n))}' for n in FIGURES)}</p>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></body></html>")
+
+
+def write_index(out_dir: Path, entries: list[dict[str, Any]], pub: dict[str, Any], css: str) -> Path:
+    path = Path(out_dir) / "index.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(index_html(entries, pub, css), encoding="utf-8")
+    return path
