@@ -18,8 +18,10 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import pytest
 
+from reporting.formatting import fmt_money
 from reporting.team_reports import write_team_reports
 from tests.dashboards.serving_fixture import build_serving
 
@@ -32,13 +34,16 @@ CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 # url path, expected title, texts the fixture guarantees on first render.
 PAGES = [
-    ("", "Overview", ["USD 3,324.19", "11.5%", "1.32x"]),
+    ("", "Overview", ["Invoice (USD)", "Chargeback (USD)", "All-in showback (USD)", "11.5%", "1.32x",
+                      "Unpriced GPU-hours", "166.5"]),
     ("workloads", "Workloads", ["USD 650.00", "118,000 / 120,000", "USD 0.005508"]),
     ("gpu_decision", "GPU decision", ["coreweave-l40s", "measured 62%", "2,470.00"]),
     ("prices", "GPU prices", ["USD 1.10", "2025-02-27 00:00 UTC"]),
-    ("chargeback", "Chargeback", ["USD 3,324.19", "USD 980.11", "All 3 period/currency totals reconcile"]),
+    ("chargeback", "Chargeback", ["USD 980.11", "All 2 period/currency totals reconcile to the invoice, on both",
+                                  "Invoice share, billed (USD)", "Unused commitment (USD)", "Budget left after all-in"]),
     ("data_quality", "Data quality", ["11/12", "run-fixture-0042", "gd-1xh100", "Rejected rows",
-                                      "1 warnings and 0 failed", "WARN · price_freshness"]),
+                                      "1 warnings and 0 failed", "WARN · price_freshness",
+                                      "no provider: slurm:hpc1 is on no bill line", "unknown GPU model", "USD 750.00"]),
 ]
 RENDER_TIMES: dict[str, float] = {}
 
@@ -160,16 +165,55 @@ def test_page_shows_fixture_numbers(page: object, app_url: str, home: Path, path
     print(f"first render {title}: {seconds:.2f} s")
 
 
+def _figures(home: Path, month: str | None = None, currency: str = "USD") -> list[str]:
+    """The three figures as the pages must show them, computed here from the fixture's marts (not the page)."""
+    con = duckdb.connect(str(home / "serving.duckdb"), read_only=True)
+    try:
+        where = "currency = ? and (?::date is null or {0} = ?::date)"
+        args = [currency, month, month]
+        invoice = con.execute("select sum(BilledCost) from ledger_focus where BillingCurrency = ? and "
+                              "(?::date is null or BillingPeriodStart = ?::date)", args).fetchone()[0]
+        chargeback = con.execute("select sum(total_cost) from fct_chargeback_monthly where "
+                                 + where.format("billing_period_start"), args).fetchone()[0]
+        showback = con.execute("select sum(amount) from fct_showback_monthly where " + where.format("period"),
+                               args).fetchone()[0]
+        # The bridge agrees: its Invoice, Chargeback and All-in showback rows are the same three figures.
+        steps = dict(con.execute("select step, sum(running_total) from fct_cost_bridge where step in ('Invoice', "
+                                 "'Chargeback', 'All-in showback') and " + where.format("period") + " group by step",
+                                 args).fetchall())
+    finally:
+        con.close()
+    assert [steps["Invoice"], steps["Chargeback"], steps["All-in showback"]] == [invoice, chargeback, showback]
+    return [fmt_money(v, currency) for v in (invoice, chargeback, showback)]
+
+
+@pytest.mark.parametrize("path", ["", "chargeback"], ids=["Overview", "Chargeback"])
+def test_three_figures_match_the_marts(page: object, app_url: str, home: Path, path: str) -> None:
+    invoice, chargeback, showback = _figures(home)
+    assert invoice != chargeback  # the fixture's savings plan and API spend make the figures differ
+    _open(page, f"{app_url}/{path}", ["Invoice (USD)", invoice, "Chargeback (USD)", chargeback,
+                                      "All-in showback (USD)", showback, "amortised basis"])
+    _no_exceptions(page)
+    assert "do not reconcile" not in page.inner_text("body")
+    if path == "chargeback":
+        _choose(page, "Month", "2025-02")
+        feb = _figures(home, "2025-02-01")
+        _wait_texts(page, feb, absent=[invoice])
+        page.get_by_text("Bridge: Invoice → Chargeback → All-in showback").click()
+        _wait_texts(page, ["Amortisation adjustments", "USD -40.00", "= All-in showback"])
+        assert "do not reconcile" not in page.inner_text("body")
+
+
 def test_team_filter_changes_chargeback_numbers(page: object, app_url: str) -> None:
-    _open(page, f"{app_url}/chargeback", ["USD 3,324.19"])
+    _open(page, f"{app_url}/chargeback", ["USD 3,685.44"])
     _choose(page, "Team", "ml-research")
-    _wait_texts(page, ["USD 2,180.11"], absent=["USD 3,324.19"])  # 980.105 + 1200.00
+    _wait_texts(page, ["USD 2,480.11"], absent=["USD 3,685.44"])  # 980.105 + 1500.00 (amortised)
 
 
 def test_provider_filter_changes_overview_numbers(page: object, app_url: str) -> None:
-    _open(page, app_url, ["USD 3,324.19"])
+    _open(page, app_url, ["USD 3,724.19"])
     _choose(page, "Provider", "coreweave")
-    _wait_texts(page, ["USD 2,300.75"], absent=["USD 3,324.19"])  # 500.25 + 1200.00 + 600.50
+    _wait_texts(page, ["USD 2,300.75"], absent=["USD 3,724.19"])  # 500.25 + 1200.00 + 600.50
 
 
 def test_failed_refresh_is_announced(page: object, app_url: str, home: Path) -> None:
@@ -179,17 +223,17 @@ def test_failed_refresh_is_announced(page: object, app_url: str, home: Path) -> 
                                   "finished_at": "2025-03-01T06:00:00Z"}))
     try:
         _open(page, f"{app_url}/chargeback", [("Last refresh failed because blocking check cost_conserved failed; "
-                                              "showing the publication of 2025-02-28 06:00 UTC"), "USD 3,324.19"])
+                                              "showing the publication of 2025-02-28 06:00 UTC"), "USD 3,685.44"])
     finally:
         status.write_text(saved)
 
 
 @pytest.mark.parametrize(("path", "texts"), [
-    ("", ["USD 3,324.19", "Not published yet: table fct_workload_unit_cost"]),
+    ("", ["USD 3,724.19", "Not published yet: table fct_workload_unit_cost"]),
     ("workloads", ["Not published yet"]),
     ("gpu_decision", ["Not published yet: table fct_candidate_comparison"]),
     ("prices", ["Not published yet: table fct_gpu_price_history"]),
-    ("chargeback", ["USD 980.11", "no budget_monthly", "All 3 period/currency totals reconcile"]),
+    ("chargeback", ["USD 980.11", "table fct_team_budget_monthly", "All 2 period/currency totals reconcile"]),
     ("data_quality", ["11/12", "Not published yet: table fct_gpu_price_history"]),
 ])
 def test_todays_publication_degrades_gracefully(page: object, minimal_url: str, path: str, texts: list[str]) -> None:
@@ -206,7 +250,7 @@ def test_team_report_renders_to_a_non_blank_png(browser: object, home: Path) -> 
     pg = browser.new_page(viewport={"width": 1000, "height": 1200})
     try:
         pg.goto(html.as_uri())
-        assert "Total: USD 980.11" in pg.inner_text("body")
+        assert "Chargeback: USD 980.11" in pg.inner_text("body")
         pg.screenshot(path=str(png), full_page=True)
         pg.emulate_media(media="print")
         pg.pdf(path=str(pdf), format="A4")
