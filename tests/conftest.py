@@ -30,7 +30,7 @@ def published_tables(serving: Path) -> dict[str, list[tuple]]:
     try:
         names = [r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()]
         return {n: con.execute(f'select * from "{n}" order by all').fetchall()
-                for n in sorted(names) if n not in ("publication", "check_results")}
+                for n in sorted(names) if n not in ("publication", "check_results", "check_failures")}
     finally:
         con.close()
 

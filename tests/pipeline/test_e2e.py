@@ -59,8 +59,9 @@ def test_chargeback_equals_the_raw_export_total(sample_run: dict) -> None:
         published = con.execute(
             "select BillingPeriodStart::date, sum(BilledCost) from ledger_focus where x_source_file = ? "
             "group by all order by 1", [FOCUS.name]).fetchall()
+        # The invoice reconciles on the billed basis: Σ billed_cost + API spend (total_cost is amortised).
         chargeback = dict(con.execute(
-            "select billing_period_start, sum(total_cost) from fct_chargeback_monthly where currency = 'USD' "
+            "select billing_period_start, sum(billed_cost + api_cost) from fct_chargeback_monthly where currency = 'USD' "
             "group by all").fetchall())
         invoices = dict(con.execute(
             "select period, sum(amount) from ("
