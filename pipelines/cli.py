@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
@@ -29,19 +28,40 @@ def _home(home: Path | None, create: bool = False) -> Home:
     try:
         return paths.ensure() if create else paths.check()
     except HomeError as exc:
-        console.print(f"[red]{exc}[/red]")
+        console.print(f"[red]{exc}[/red]", soft_wrap=True)
         raise typer.Exit(2) from exc
+
+
+def _usage_error(message: str, code: int = 2) -> None:
+    """One clear line and a non-zero exit for a wrong argument (no traceback)."""
+    console.print(f"[red]{message}[/red]", soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _is_month(text: str) -> bool:
+    try:
+        datetime.strptime(text, "%Y-%m")
+    except ValueError:
+        return False
+    return len(text) == 7
+
+
+def _require_published(paths: Home) -> None:
+    if serving.publication(paths.serving_db) is None:
+        _usage_error(f"nothing is published in {paths.root} yet: run `gpu-ledger run` first", code=1)
 
 
 def execute_refresh(
     home: Path, inputs: Path, *, full_refresh: bool = False,
     backfill_from: str | None = None, backfill_to: str | None = None, engine: str = "duckdb",
+    progress: bool = False,
 ) -> tuple[bool, str, str]:
     """Run the nightly job once in process; returns (success, run_id, failure reason).
 
     dbt's incremental models rebuild the days new files touched; `backfill_from`/`backfill_to`
     (YYYY-MM-DD, inclusive) add a window of days, `full_refresh` rebuilds them from all raw rows.
     `engine` runs the dbt transforms on DuckDB (default) or Spark (pipelines/engines.py).
+    `progress` prints one line per stage on stderr (pipelines/progress.py).
     """
     paths = Home(home).ensure()
     from pipelines.dbt_project import parse_manifest
@@ -50,17 +70,22 @@ def execute_refresh(
     import dagster as dg
 
     from pipelines.definitions import defs
-    from pipelines.outcome import record_result
+    from pipelines.defs.transform.assets import ledger_dbt_assets
+    from pipelines.outcome import record_result, record_start
 
     job = defs.resolve_job_def("nightly")
-    paths.logs.mkdir(exist_ok=True)
+    log_path = _new_run_log(paths)
+    record_start(paths.root, log_path)  # a refresh killed from here on is reported as interrupted
+    loggers: dict = {"console": {"config": {"log_level": os.environ.get("GPU_LEDGER_LOG_LEVEL", "CRITICAL")}}}
+    if progress:
+        loggers["progress"] = {"config": {"dbt_models": len(ledger_dbt_assets.keys)}}
     # dagster-dbt echoes every dbt event to stdout; the console shows the summary, the log keeps it all.
-    with open(paths.run_log, "w") as log, contextlib.redirect_stdout(log), \
+    with open(log_path, "w") as log, contextlib.redirect_stdout(log), \
             dg.DagsterInstance.ephemeral() as instance:
         result = job.execute_in_process(
             instance=instance, raise_on_error=False,
             run_config={
-                "loggers": {"console": {"config": {"log_level": os.environ.get("GPU_LEDGER_LOG_LEVEL", "CRITICAL")}}},
+                "loggers": loggers,
                 # The home and inputs reach every asset as resource config, not through the environment.
                 "resources": {"ledger": {"config": {"home": str(paths.root), "inputs": str(inputs)}}},
                 "ops": {"ledger_dbt_assets": {"config": {
@@ -70,6 +95,18 @@ def execute_refresh(
         )
     ok, reason = record_result(paths.root, result)
     return ok, result.run_id, reason
+
+
+def _new_run_log(paths: Home) -> Path:
+    """HOME/logs/run-<UTC time>-<pid>.log for this run; HOME/logs/last_run.log points at it."""
+    paths.logs.mkdir(exist_ok=True)
+    log_path = paths.logs / f"run-{datetime.now(timezone.utc):%Y%m%dT%H%M%S.%fZ}-{os.getpid()}.log"
+    log_path.touch()
+    link = paths.run_log.with_name(f".{paths.run_log.name}.{os.getpid()}")
+    link.unlink(missing_ok=True)
+    link.symlink_to(log_path.name)
+    link.replace(paths.run_log)  # atomic: a reader sees the previous run's log or this one's
+    return log_path
 
 
 def checks_line(c: dict[str, int]) -> str:
@@ -170,9 +207,10 @@ def run(
     if engine not in ENGINES:
         console.print(f"[red]--engine {engine}: expected one of {', '.join(ENGINES)}[/red]")
         raise typer.Exit(2)
-    with console.status(f"refreshing {home_dir} from {inputs_dir} ..."):
-        ok, run_id, reason = execute_refresh(home_dir, inputs_dir, full_refresh=full_refresh,
-                                             backfill_from=backfill_from, backfill_to=backfill_to, engine=engine)
+    # Printed first and flushed, so a piped run says what it is doing from its first second.
+    console.print(f"refreshing {home_dir} from {inputs_dir} (log: {Home(home_dir).run_log})", soft_wrap=True)
+    ok, run_id, reason = execute_refresh(home_dir, inputs_dir, full_refresh=full_refresh, backfill_from=backfill_from,
+                                         backfill_to=backfill_to, engine=engine, progress=True)
     if not ok:
         console.print(f"[red]refresh failed, publication withheld:[/red] {reason}")
         if Home(home_dir).serving_db.exists():
@@ -195,8 +233,10 @@ def dashboard(
     app_path = REPO_ROOT / "dashboards" / "app.py"
     cmd = [sys.executable, "-m", "streamlit", "run", str(app_path), "--server.address", "127.0.0.1",
            "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-    # The Streamlit child learns the home from its own environment; this process's stays untouched.
-    raise typer.Exit(subprocess.call(cmd, env={**os.environ, HOME_ENV: str(paths.root)}))
+    # This process becomes Streamlit (exec), so stopping the command stops the server with it; the
+    # home reaches it through the new process's own environment (this one's is never written).
+    sys.stdout.flush()
+    os.execve(sys.executable, cmd, {**os.environ, HOME_ENV: str(paths.root)})
 
 
 @app.command()
@@ -209,6 +249,14 @@ def report(
     from reporting.team_reports import write_team_reports
 
     paths = _home(home)
+    if month is not None and not _is_month(month):
+        _usage_error(f"--month {month}: expected a month as YYYY-MM, e.g. 2025-04")
+    _require_published(paths)
+    if team is not None:
+        known = sorted({*serving.distinct(paths.serving_db, "fct_chargeback_monthly", "team_id"),
+                        *serving.distinct(paths.serving_db, "fct_showback_monthly", "team_id")})
+        if team not in known:
+            _usage_error(f"--team {team}: no such team in the publication; teams: {', '.join(known)}", code=1)
     written = write_team_reports(paths.serving_db, paths.reports, team=team, month=month)
     for path in written:
         console.print(str(path))
@@ -224,6 +272,10 @@ def decide(
     from reporting.decisions import DecisionDataMissing, write_decision_record
 
     paths = _home(home)
+    _require_published(paths)
+    known = serving.distinct(paths.serving_db, "dim_workload", "workload_id")
+    if known and workload not in known:
+        _usage_error(f"--workload {workload}: no such workload; workloads: {', '.join(map(str, known))}", code=1)
     try:
         md, js = write_decision_record(paths.serving_db, paths.decisions, workload)
     except DecisionDataMissing as exc:
@@ -235,8 +287,7 @@ def decide(
 @app.command()
 def status(home: Optional[Path] = typer.Option(None, help="warehouse home")) -> None:
     """The last refresh, the publication it left in place, and the age of that publication."""
-    from datetime import datetime, timezone
-
+    from pipelines.outcome import attempt_state
     from warehouse.status import read_status
 
     paths = _home(home)
@@ -244,9 +295,20 @@ def status(home: Optional[Path] = typer.Option(None, help="warehouse home")) -> 
     if last is None:
         console.print("no refresh has run in this home yet")
         raise typer.Exit(1)
-    colour = "green" if last["ok"] else "red"
-    console.print(f"last refresh: [{colour}]{'ok' if last['ok'] else 'FAILED'}[/{colour}] "
-                  f"at {last['finished_at']} (run {last['run_id']}): {last['message']}")
+    # The attempt (what ran last, even if killed) and the last finished refresh are told apart.
+    attempt, state = last.get("attempt") or {}, attempt_state(last)
+    if state == "interrupted":
+        console.print(f"last attempt: [red]INTERRUPTED[/red]: started {attempt.get('started_at')} (pid "
+                      f"{attempt.get('pid')}), never finished; its log: {attempt.get('log')}")
+    elif state == "running":
+        console.print(f"refresh running since {attempt.get('started_at')} (pid {attempt.get('pid')}); "
+                      f"log: {attempt.get('log')}")
+    if "ok" not in last:
+        console.print("no refresh has finished in this home yet")
+    else:
+        colour = "green" if last["ok"] else "red"
+        console.print(f"last finished refresh: [{colour}]{'ok' if last['ok'] else 'FAILED'}[/{colour}] "
+                      f"at {last['finished_at']} (run {last['run_id']}): {last['message']}")
     pub = serving.publication(paths.serving_db)
     if pub is None:
         console.print("no publication yet")
@@ -269,7 +331,14 @@ def rejects(
     source: Optional[str] = typer.Option(None, help="only this source family"),
 ) -> None:
     """List quarantined rows and files (from the working database)."""
-    con = duckdb.connect(str(_home(home).ledger_db), read_only=True)
+    from sources.catalog import FAMILIES
+
+    if source is not None and source not in FAMILIES:
+        _usage_error(f"--source {source}: expected one of {', '.join(FAMILIES)}")
+    paths = _home(home)
+    if not paths.ledger_db.exists():
+        _usage_error(f"no working database in {paths.root}: run `gpu-ledger run` first", code=1)
+    con = duckdb.connect(str(paths.ledger_db), read_only=True)
     try:
         rows = con.execute(
             "select source_family, file_name, line, rule, column_name, value, message from audit.dq_rejects "

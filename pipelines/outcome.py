@@ -7,12 +7,13 @@ the success and failure records have one shape and one author.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
 import dagster as dg
 
-from warehouse.status import write_status
+from warehouse.status import now_utc, read_status, write_attempt, write_status
 
 PUBLICATION_KEY = dg.AssetKey(["serving", "publication"])
 
@@ -29,14 +30,43 @@ def failure_reason(step_failures: Iterable[dg.DagsterEvent], fallback: str = "ru
     return "; ".join(reasons) or fallback
 
 
+def record_start(home: Path, log_path: Path) -> None:
+    """An in-process refresh starts (this process, this log)."""
+    write_attempt(home, {"state": "running", "pid": os.getpid(), "started_at": now_utc(), "log": str(log_path)})
+
+
+def _finish_attempt(home: Path, run_id: str, state: str, attempt: dict | None) -> dict:
+    if not attempt or attempt.get("pid") != os.getpid():  # a daemon run: no attempt was recorded
+        attempt = {"started_at": None, "log": None}
+    return {"attempt": {**attempt, "state": state, "run_id": run_id, "finished_at": now_utc()}}
+
+
 def record_success(home: Path, run_id: str) -> None:
     """The run published a new serving copy."""
-    write_status(home, True, run_id, "published")
+    attempt = (read_status(home) or {}).get("attempt")
+    write_status(home, True, run_id, "published", _finish_attempt(home, run_id, "finished", attempt))
 
 
 def record_failure(home: Path, run_id: str, reason: str) -> None:
     """The run failed; the previous publication (if any) stays in place."""
-    write_status(home, False, run_id, reason)
+    attempt = (read_status(home) or {}).get("attempt")
+    write_status(home, False, run_id, reason, _finish_attempt(home, run_id, "failed", attempt))
+
+
+def attempt_state(status: dict | None) -> str:
+    """'running', 'interrupted' (its process is gone without a word), 'finished', 'failed' or 'none'."""
+    attempt = (status or {}).get("attempt")
+    if not attempt:
+        return "none"
+    if attempt.get("state") != "running":
+        return str(attempt.get("state"))
+    try:
+        os.kill(int(attempt["pid"]), 0)
+    except ProcessLookupError:
+        return "interrupted"
+    except (PermissionError, KeyError, TypeError, ValueError):
+        pass
+    return "running"
 
 
 def record_result(home: Path, result: dg.ExecuteInProcessResult) -> tuple[bool, str]:

@@ -16,13 +16,25 @@ from typing import Any
 from warehouse.home import Home
 
 
+def now_utc() -> str:
+    """The current UTC time as the status file writes it."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def write_status(home: Path, ok: bool, run_id: str, message: str, extra: dict[str, Any] | None = None) -> None:
     """Record the outcome of the latest refresh (atomically replaces the file)."""
-    status = {
-        "ok": ok, "run_id": run_id, "message": message,
-        "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        **(extra or {}),
-    }
+    status = {"ok": ok, "run_id": run_id, "message": message, "finished_at": now_utc(), **(extra or {})}
+    target = Home(home).status_file
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(json.dumps(status, indent=2))
+    os.replace(tmp, target)
+
+
+def write_attempt(home: Path, attempt: dict[str, Any]) -> None:
+    """Record the refresh being attempted now (state running / finished / failed) beside the last
+    outcome, so a refresh killed midway is visible as one that started and never finished."""
+    status = read_status(home) or {}
+    status["attempt"] = attempt
     target = Home(home).status_file
     tmp = target.with_name(f".{target.name}.tmp")
     tmp.write_text(json.dumps(status, indent=2))
