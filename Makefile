@@ -41,9 +41,12 @@ test-fast: setup
 dashboard: setup
 	$(VENV)/bin/gpu-ledger dashboard
 
-# The Dagster UI on 127.0.0.1:3000 with the same definitions the nightly job runs.
+# The Dagster UI on 127.0.0.1:3000 with the same definitions the nightly job runs, on the home's own
+# Dagster instance, so every `gpu-ledger run` shows up there (runs, materializations, checks).
+GPU_LEDGER_HOME ?= $(CURDIR)/warehouse/home
 dev: setup
-	$(VENV)/bin/dagster dev -m pipelines.definitions -h 127.0.0.1 -p 3000
+	mkdir -p $(GPU_LEDGER_HOME)/dagster
+	DAGSTER_HOME=$(GPU_LEDGER_HOME)/dagster $(VENV)/bin/dagster dev -m pipelines.definitions -h 127.0.0.1 -p 3000
 
 browser:
 	@bash scripts/ensure_chromium.sh

@@ -80,8 +80,11 @@ def execute_refresh(
     if progress:
         loggers["progress"] = {"config": {"dbt_models": len(ledger_dbt_assets.keys)}}
     # dagster-dbt echoes every dbt event to stdout; the console shows the summary, the log keeps it all.
+    # A persistent instance per home: `dagster dev` (DAGSTER_HOME=HOME/dagster, `make dev`) shows every
+    # run, asset materialization and check result the CLI records.
+    paths.dagster.mkdir(exist_ok=True)
     with open(log_path, "w") as log, contextlib.redirect_stdout(log), \
-            dg.DagsterInstance.ephemeral() as instance:
+            dg.DagsterInstance.local_temp(tempdir=str(paths.dagster)) as instance:
         result = job.execute_in_process(
             instance=instance, raise_on_error=False,
             run_config={

@@ -105,6 +105,12 @@ class Home:
     def spark(self) -> Path:
         return self.root / "spark"
 
+    @property
+    def dagster(self) -> Path:
+        """The Dagster instance of this home (DAGSTER_HOME for `dagster dev`): runs, materializations,
+        check results of every `gpu-ledger run` and scheduled run."""
+        return self.root / "dagster"
+
 
 def connect_ledger(db_path: Path) -> duckdb.DuckDBPyConnection:
     """The single writer connection to the working database; close it before dbt runs."""

@@ -178,3 +178,16 @@ def test_unreadable_file_is_quarantined_and_others_publish(e2e_unreadable: dict)
     assert lines == 1000
     assert [r[:2] for r in rejects] == [("garbage.csv", "unknown_format")]
     assert "garbage.csv" in rejects[0][2]
+
+
+def test_the_run_is_recorded_in_the_homes_dagster_instance(sample_run: dict) -> None:
+    """`dagster dev` on HOME/dagster (make dev) sees the CLI's run, its materializations and checks."""
+    import dagster as dg
+
+    with dg.DagsterInstance.local_temp(tempdir=str(sample_run["home"] / "dagster")) as instance:
+        run = instance.get_run_by_id(sample_run["run_id"])
+        assert run is not None and run.status == dg.DagsterRunStatus.SUCCESS and run.job_name == "nightly"
+        published = instance.get_latest_materialization_event(dg.AssetKey(["serving", "publication"]))
+        assert published is not None and published.run_id == sample_run["run_id"]
+        chargeback = instance.get_latest_materialization_event(dg.AssetKey(["marts", "fct_chargeback_monthly"]))
+        assert chargeback is not None and chargeback.run_id == sample_run["run_id"]
