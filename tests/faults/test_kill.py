@@ -30,7 +30,9 @@ import duckdb
 import pytest
 
 from tests import prefetch
+from pipelines.outcome import attempt_state
 from tests.conftest import REPO, copy_home, published_tables
+from warehouse.status import read_status
 
 pytestmark = pytest.mark.e2e
 
@@ -114,6 +116,7 @@ def build_kill_sequence(root: Path, focus_home: dict) -> dict:
     _kill_when(proc, lambda: any("dbt" in c and " build" in c for _, c in _descendants(proc.pid)), "dbt build")
     seen["after_dbt_kill"] = (serving.read_bytes() == good, _opens_read_only(serving))
     seen["leftovers_dbt_kill"] = sorted(p.name for p in home.iterdir())
+    seen["state_after_dbt_kill"] = attempt_state(read_status(home))
 
     _run(inputs, home)  # 3: must complete over whatever the killed writer left
     seen["B"] = published_tables(serving)
@@ -166,6 +169,11 @@ def test_kill_before_publish_rename_keeps_the_publication(kill_sequence: dict) -
     assert identical and rows > 0
     # The kill hit the intended window: the complete new copy was written but never renamed.
     assert any(n.startswith(".serving.duckdb.") and n.endswith(".tmp") for n in kill_sequence["leftovers_publish_kill"])
+
+
+def test_a_killed_refresh_is_reported_as_interrupted(kill_sequence: dict) -> None:
+    """`gpu-ledger status` must not present the previous success as the latest word after a SIGKILL."""
+    assert kill_sequence["state_after_dbt_kill"] == "interrupted"
 
 
 def test_no_stale_files_after_the_next_run(kill_sequence: dict) -> None:
