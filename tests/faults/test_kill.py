@@ -29,8 +29,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests import prefetch
 from pipelines.outcome import attempt_state
+from tests import prefetch
 from tests.conftest import REPO, copy_home, published_tables
 from warehouse.status import read_status
 
