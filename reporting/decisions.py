@@ -2,8 +2,8 @@
 
 A record keeps what the domain method asks to keep so finance and platform can review a decision
 later: the workload's registry entry, every candidate with its inputs, the computed table, the
-acceptance criteria, and the chosen candidate (the best-ranked candidate that meets the SLO), plus
-the publication it was computed from. Amounts are written exactly (Decimal as strings in JSON).
+acceptance criteria (the gates the SQL applied), today's cost, what is missing, and the chosen
+candidate (the best-ranked eligible one), plus the publication it was computed from. Amounts are written exactly (Decimal as strings in JSON).
 """
 
 from __future__ import annotations
@@ -20,17 +20,29 @@ from reporting.formatting import exact
 from reporting.team_reports import safe_name
 from warehouse import serving
 
-INPUT_COLUMNS = ("candidate", "provider", "gpu_model", "gpu_count", "pricing_category", "route_kind", "gpu_cost",
-                 "storage_network", "platform_labor", "failure_loss", "accepted_outputs", "p95_latency_ms",
-                 "memory_margin_pct", "quality_acceptance", "basis", "notes")
-COMPUTED_COLUMNS = ("candidate", "effective_unit_cost", "meets_slo", "rank")
+INPUT_COLUMNS = ("candidate", "route_kind", "evidence", "provider", "instance_type", "gpu_model", "gpus_per_instance",
+                 "instances", "gpu_count", "intra_node_interconnect", "inter_node_network", "price_per_instance_hour",
+                 "billed_hours", "pricing_category", "gpu_cost", "storage_network", "platform_labor", "failure_loss",
+                 "accepted_outputs", "ttft_ms_p95", "tpot_ms_p95", "p95_latency_ms", "latency_evidence",
+                 "memory_margin_pct", "quality_acceptance", "quality_evidence", "basis", "notes")
+COMPUTED_COLUMNS = ("candidate", "monthly_cost", "effective_unit_cost", "today_monthly_cost", "monthly_savings",
+                    "savings_pct", "memory_gate", "latency_gate", "quality_gate", "meets_slo", "eligible",
+                    "failed_gate", "rank")
+# Exactly the gates fct_candidate_comparison applies (docs/cost_model.md, "Stage-4 candidates").
 ACCEPTANCE = [
-    ("A candidate is eligible only if it meets the workload's SLO (meets_slo): p95/p99 latency target, "
-    "memory margin and quality acceptance as recorded in the registry (slo_* fields)."),
-    ("Eligible candidates are ranked by effective unit cost = all-in cost / accepted outputs "
-    "(GPU cost + storage/network + platform labour + failure loss); the best rank is chosen."),
-    ("'projected' figures are estimates, 'measured' ones come from benchmark runs: a projected choice "
-    "should be confirmed by a benchmark before any reservation or purchase."),
+    ("Memory gate: the candidate's memory margin at production concurrency (weights + KV cache + "
+     "activations/workspace + per-GPU runtime reserve, fct_memory_fit) is at least the registry policy "
+     "decisions.memory_margin_min_pct (default 15 %); not applied to API routes."),
+    ("Latency gate: TTFT, TPOT and end-to-end latency at the workload's percentile meet the registry SLO "
+     "fields (slo_ttft_ms, slo_tpot_ms, slo_e2el_ms) that are set; a missing measurement of a set SLO is "
+     "'unknown' and not eligible."),
+    ("Quality gate: quality acceptance (accepted / produced) is at least decisions.quality_acceptance_min "
+     "(default 0.9): measured for the route where an eval exists, else the production filter's, labelled assumed."),
+    ("Only candidates passing every gate are eligible and ranked, by monthly cost at the same production "
+     "demand (= effective unit cost); every unranked row names its failing gate or missing evidence."),
+    ("Evidence labels: measured (benchmark of the workload's model on the same GPU, provider and count), "
+     "same_gpu, projected (scaled by memory bandwidth), analogue (another model's benchmark), missing. "
+     "Confirm a projected or analogue choice with a benchmark before any reservation or purchase."),
 ]
 
 
@@ -67,37 +79,85 @@ def _md_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _eligible(candidates: pd.DataFrame) -> pd.Series:
+    """The rows the SQL made eligible (older publications: meets_slo), GPU and API candidates only."""
+    flag = candidates["eligible"] if "eligible" in candidates else candidates.get("meets_slo")
+    ok = flag.astype("boolean").fillna(False).astype(bool) if flag is not None else pd.Series(False, index=candidates.index)
+    if "route_kind" in candidates:
+        ok &= ~candidates["route_kind"].isin(("current", "missing_evidence"))
+    return ok
+
+
 def build_decision(serving_path: Path, workload_id: str, decided_on: date) -> dict[str, Any]:
-    """The decision as a dict (what the JSON file holds)."""
-    try:
-        candidates = serving.workload_table(serving_path, "fct_candidate_comparison", workload_id)
-    except serving.NotPublished as exc:
-        raise DecisionDataMissing(f"cannot write a decision record for {workload_id!r}: {exc}") from exc
-    if candidates.empty:
-        raise DecisionDataMissing(f"cannot write a decision record for {workload_id!r}: "
-                                  "fct_candidate_comparison has no candidates for it")
-    optional: dict[str, list[dict[str, Any]] | None] = {}
-    for table in ("dim_workload", "fct_memory_fit", "fct_capacity_options"):
+    """The decision as a dict (what the JSON file holds). A workload with a registry entry always gets
+    a record; what is missing (tables, candidates, evidence) is stated in it instead of failing."""
+    tables: dict[str, pd.DataFrame | None] = {}
+    for table in ("fct_candidate_comparison", "dim_workload", "fct_memory_fit", "fct_capacity_options"):
         try:
-            optional[table] = _records(serving.workload_table(serving_path, table, workload_id))
+            tables[table] = serving.workload_table(serving_path, table, workload_id)
         except serving.NotPublished:
-            optional[table] = None
-    eligible = candidates[candidates["meets_slo"].fillna(False).astype(bool)].sort_values("rank")
+            tables[table] = None
+    candidates = tables["fct_candidate_comparison"]
+    registry_rows = _records(tables["dim_workload"]) if tables["dim_workload"] is not None else []
+    if candidates is None and not registry_rows:
+        raise DecisionDataMissing(f"cannot write a decision record for {workload_id!r}: "
+                                  "fct_candidate_comparison is not published (and dim_workload neither)")
+    if (candidates is None or candidates.empty) and not registry_rows:
+        raise DecisionDataMissing(f"cannot write a decision record for {workload_id!r}: "
+                                  "fct_candidate_comparison has no candidates for it and the registry has no entry")
+    candidates = candidates if candidates is not None else pd.DataFrame()
+    registry = registry_rows[0] if registry_rows else None
+
+    missing: list[str] = [f"{t} is not published" for t, df in tables.items() if df is None]
+    kinds = candidates["route_kind"] if "route_kind" in candidates else pd.Series(dtype=object)
+    for _, row in candidates[kinds == "missing_evidence"].iterrows():
+        missing.append(f"{row['candidate']} ({row.get('notes') or ''})".strip())
+    if candidates.empty and tables["fct_candidate_comparison"] is not None:
+        missing.append("fct_candidate_comparison has no rows for this workload")
+
+    eligible = candidates[_eligible(candidates)] if not candidates.empty else candidates
+    if not eligible.empty and "rank" in eligible:
+        eligible = eligible.sort_values("rank")
     chosen = _records(eligible.head(1))[0] if not eligible.empty else None
-    registry = optional["dim_workload"]
+    current = _records(candidates[kinds == "current"].head(1)) if not candidates.empty else []
+    today = current[0] if current else None
+    if tables["fct_capacity_options"] is not None and tables["fct_capacity_options"].empty:
+        missing.append("no capacity options: the workload has no eligible GPU candidate to price rent/reserve/buy for")
+
+    unit = (registry or {}).get("unit_of_success") or "accepted output"
+    savings = chosen.get("monthly_savings") if chosen else None
+    if chosen and savings is not None and float(savings) < 0:
+        verdict = (f"keep today's setup ({chosen.get('today_monthly_cost')} USD a month): the best eligible candidate "
+                   f"{chosen['candidate']} (evidence {chosen.get('evidence')}) costs {chosen.get('monthly_cost')}, "
+                   f"{-float(savings):,.2f} more than today")
+    elif chosen:
+        verdict = (f"choose {chosen['candidate']} (rank {chosen.get('rank')}, evidence {chosen.get('evidence')}): "
+                   f"{chosen.get('monthly_cost')} USD a month vs {chosen.get('today_monthly_cost')} today, "
+                   f"savings {savings} ({chosen.get('savings_pct')} %)")
+    elif today:
+        verdict = (f"no eligible candidate: keep today's setup at {today.get('monthly_cost')} USD a month "
+                   f"({today.get('effective_unit_cost')} per {unit}) until the missing evidence is collected")
+    else:
+        verdict = "no eligible candidate and no production cost recorded: nothing to compare yet"
     return {
         "workload_id": workload_id,
         "decided_on": decided_on.isoformat(),
         "publication": {k: _plain(v) for k, v in (serving.publication(serving_path) or {}).items()},
-        "registry_entry": registry[0] if registry else None,
+        "registry_entry": registry,
         "acceptance_criteria": {
             "rules": ACCEPTANCE,
-            "slo": {k: v for k, v in (registry[0] if registry else {}).items() if k.startswith("slo_")},
+            "slo": {k: v for k, v in (registry or {}).items() if k.startswith("slo_")},
         },
-        "candidate_inputs": _records(candidates, INPUT_COLUMNS),
-        "computed": _records(candidates, COMPUTED_COLUMNS),
-        "memory_fit": optional["fct_memory_fit"],
-        "capacity_options": optional["fct_capacity_options"],
+        "today": today,
+        "decision": verdict,
+        "evidence_levels": (sorted({str(v) for v in candidates["evidence"].dropna()})
+                            if "evidence" in candidates else []),
+        "missing": missing,
+        "candidate_inputs": _records(candidates, INPUT_COLUMNS) if not candidates.empty else [],
+        "computed": _records(candidates, COMPUTED_COLUMNS) if not candidates.empty else [],
+        "memory_fit": _records(tables["fct_memory_fit"]) if tables["fct_memory_fit"] is not None else None,
+        "capacity_options": (_records(tables["fct_capacity_options"])
+                             if tables["fct_capacity_options"] is not None else None),
         "chosen": chosen["candidate"] if chosen else None,
         "chosen_row": chosen,
     }
@@ -107,23 +167,29 @@ def _markdown(rec: dict[str, Any]) -> str:
     """The human-readable record."""
     pub = rec["publication"]
     chosen = (f"**{rec['chosen']}** (rank {rec['chosen_row'].get('rank')}, effective unit cost "
-              f"{rec['chosen_row'].get('effective_unit_cost')}, basis {rec['chosen_row'].get('basis')})"
-              if rec["chosen"] else "**none**: no candidate meets the SLO, so nothing is chosen")
+              f"{rec['chosen_row'].get('effective_unit_cost')}, evidence "
+              f"{rec['chosen_row'].get('evidence', rec['chosen_row'].get('basis'))})"
+              if rec["chosen"] else "**none**: no candidate passes every gate, so nothing is chosen")
     slo = rec["acceptance_criteria"]["slo"]
+    today = rec.get("today")
     parts = [
         f"# GPU decision: {rec['workload_id']} ({rec['decided_on']})\n",
         f"Computed from publication run `{pub.get('run_id')}` published {pub.get('published_at')} UTC.\n",
-        f"## Decision\n\nChosen candidate: {chosen}.\n",
+        f"## Decision\n\nChosen candidate: {chosen}.\n\n{rec.get('decision', '')}\n",
+        ("## Today\n\n" + _md_table([today])) if today else "## Today\n\n_no production cost recorded_\n",
+        "## Missing\n",
+        ("\n".join(f"- {m}" for m in rec.get("missing") or []) + "\n") if rec.get("missing") else "_nothing_\n",
         "## Workload (registry entry)\n",
         _md_table([rec["registry_entry"]]) if rec["registry_entry"] else "_dim_workload is not published yet_\n",
-        "## Acceptance criteria\n",
+        "## Acceptance criteria (the gates the SQL applied)\n",
         "\n".join(f"- {r}" for r in rec["acceptance_criteria"]["rules"]) + "\n",
         ("\n".join(f"- `{k}` = {v}" for k, v in slo.items()) + "\n") if slo else "",
+        f"Evidence levels present: {', '.join(rec.get('evidence_levels') or []) or 'none'}.\n",
         "## Candidates: inputs\n", _md_table(rec["candidate_inputs"]),
         "## Computed\n", _md_table(rec["computed"]),
         "## Memory fit\n",
         _md_table(rec["memory_fit"]) if rec["memory_fit"] is not None else "_fct_memory_fit is not published yet_\n",
-        "## Rent, reserve or API\n",
+        "## Rent, reserve, buy or API\n",
         _md_table(rec["capacity_options"]) if rec["capacity_options"] is not None
         else "_fct_capacity_options is not published yet_\n",
     ]
@@ -132,7 +198,8 @@ def _markdown(rec: dict[str, Any]) -> str:
 
 def write_decision_record(serving_path: Path, out_dir: Path, workload_id: str,
                           decided_on: date | None = None) -> tuple[Path, Path]:
-    """Write out_dir/<workload_id>/<YYYY-MM-DD>.md and .json; raises DecisionDataMissing without serving."""
+    """Write out_dir/<workload_id>/<YYYY-MM-DD>.md and .json; raises DecisionDataMissing only when neither
+    the candidates nor the registry know the workload."""
     decided_on = decided_on or date.today()
     record = build_decision(serving_path, workload_id, decided_on)
     folder = Path(out_dir) / safe_name(workload_id)

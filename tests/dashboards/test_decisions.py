@@ -1,4 +1,5 @@
-"""Decision records: the chosen candidate is the best-ranked one that meets the SLO; gaps fail clearly."""
+"""Decision records: the chosen candidate is the best-ranked eligible one; a workload the registry knows
+always gets a record that states what is missing; only an unknown workload fails clearly."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def test_record_chooses_best_candidate_meeting_slo(serving_db: Path, tmp_path: P
     assert len(rec["capacity_options"]) == 3 and len(rec["memory_fit"]) == 2
     text = md.read_text()
     assert "Chosen candidate: **coreweave-l40s**" in text and "## Acceptance criteria" in text
-    assert "| api-route | openrouter |" in text
+    assert "| api-route | api |" in text  # candidate, route_kind, then evidence and provider
 
 
 def test_no_candidate_meeting_slo_chooses_nothing(serving_db: Path, tmp_path: Path) -> None:
@@ -36,7 +37,9 @@ def test_no_candidate_meeting_slo_chooses_nothing(serving_db: Path, tmp_path: Pa
     con.close()
     md, js = write_decision_record(serving_db, tmp_path, "wl-serve", date(2025, 3, 1))
     assert json.loads(js.read_text())["chosen"] is None
-    assert "no candidate meets the SLO" in md.read_text()
+    text = md.read_text()
+    assert "no candidate passes every gate" in text
+    assert "## Missing" in text and "## Today" in text
 
 
 def test_missing_tables_raise_a_clear_error(minimal_serving: Path, tmp_path: Path) -> None:
@@ -46,8 +49,36 @@ def test_missing_tables_raise_a_clear_error(minimal_serving: Path, tmp_path: Pat
 
 
 def test_unknown_workload_raises(serving_db: Path, tmp_path: Path) -> None:
-    with pytest.raises(DecisionDataMissing, match="no candidates"):
+    with pytest.raises(DecisionDataMissing, match="no candidates for it and the registry has no entry"):
         write_decision_record(serving_db, tmp_path, "no-such-workload")
+
+
+def test_registered_workload_without_candidates_gets_a_record_stating_what_is_missing(
+        serving_db: Path, tmp_path: Path) -> None:
+    """wl-train is in the registry but has no candidate row: a record, not DecisionDataMissing."""
+    md, js = write_decision_record(serving_db, tmp_path, "wl-train", date(2025, 3, 1))
+    rec = json.loads(js.read_text())
+    assert rec["chosen"] is None and rec["registry_entry"]["workload_type"] == "full fine-tune"
+    assert "fct_candidate_comparison has no rows for this workload" in rec["missing"]
+    assert "no eligible candidate" in rec["decision"]
+    assert "## Missing" in md.read_text()
+
+
+def test_eligible_column_wins_over_meets_slo_and_rows_that_are_not_candidates_are_never_chosen(
+        serving_db: Path, tmp_path: Path) -> None:
+    """A new publication: the gates (eligible) decide, the 'current' row (today) is a baseline only."""
+    con = duckdb.connect(str(serving_db))
+    con.execute("alter table fct_candidate_comparison add column eligible boolean")
+    con.execute("update fct_candidate_comparison set eligible = candidate = 'aws-h100', rank = case "
+                "when candidate = 'aws-h100' then 1 end")
+    con.execute("update fct_candidate_comparison set route_kind = 'current', eligible = true, rank = 0 "
+                "where candidate = 'api-route'")
+    con.close()
+    _, js = write_decision_record(serving_db, tmp_path, "wl-serve", date(2025, 3, 1))
+    rec = json.loads(js.read_text())
+    assert rec["chosen"] == "aws-h100"
+    assert rec["today"]["candidate"] == "api-route"
+    assert any("Memory gate" in r for r in rec["acceptance_criteria"]["rules"])
 
 
 def test_workload_id_cannot_escape_out_dir(serving_db: Path, tmp_path: Path) -> None:
