@@ -47,7 +47,9 @@ if candidates is not None and not candidates.empty:
         st.warning("No candidate passes every gate: nothing can be chosen for this workload. "
                    "Keep today's setup and collect the missing evidence below.")
     else:
-        c2.metric("Chosen candidate", str(best["candidate"]))
+        c2.metric("Best eligible candidate", str(best["candidate"]))
+        if "monthly_savings" in best and pd.notna(best.get("monthly_savings")) and float(best["monthly_savings"]) < 0:
+            st.warning("The best eligible candidate costs more than today: keep today's setup.")
         c3.metric("Effective unit cost", fmt_unit_cost(best["effective_unit_cost"], currency))
         if "monthly_savings" in best and pd.notna(best.get("monthly_savings")):
             c4.metric("Monthly savings vs today", fmt_money(best["monthly_savings"], currency or None),
