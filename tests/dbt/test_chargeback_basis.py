@@ -147,17 +147,18 @@ def test_bridge_on_the_amortised_basis(con):
                         "order by step_order").fetchall()
     # Invoice 12900 -> + amortisation 500 (13400 - 12900: the RI usage billed in an earlier period;
     # the plan fee 10000 = covered 8000 + unused 2000 nets out) -> + API 0 -> Chargeback 13400 ->
-    # + estimates 100 (chat-serve storage_monthly) -> + platform labour 1000 -> showback 14500
+    # + estimates 3.33 (chat-serve storage_monthly 100 prorated to its 1 active day of 30: estimates fill
+    # gaps only, issue 17) -> + platform labour 1000 -> showback 14403.33
     assert [(s, cents(a), cents(r)) for s, a, r in steps] == [
         ("Invoice", Decimal("12900.00"), Decimal("12900.00")),
         ("Amortisation adjustments", Decimal("500.00"), Decimal("13400.00")),
         ("API spend", Decimal("0.00"), Decimal("13400.00")),
         ("Chargeback", Decimal("13400.00"), Decimal("13400.00")),
         ("Run-priced work not on a bill", Decimal("0.00"), Decimal("13400.00")),
-        ("Estimates", Decimal("100.00"), Decimal("13500.00")),
-        ("Platform labour", Decimal("1000.00"), Decimal("14500.00")),
-        ("Idle not on a bill", Decimal("0.00"), Decimal("14500.00")),
-        ("All-in showback", Decimal("14500.00"), Decimal("14500.00")),
+        ("Estimates", Decimal("3.33"), Decimal("13403.33")),
+        ("Platform labour", Decimal("1000.00"), Decimal("14403.33")),
+        ("Idle not on a bill", Decimal("0.00"), Decimal("14403.33")),
+        ("All-in showback", Decimal("14403.33"), Decimal("14403.33")),
     ]
 
 
@@ -166,6 +167,7 @@ def test_team_budget_against_both_figures(con):
         "select budget_monthly, chargeback_total, showback_total, budget_remaining_chargeback, "
         "budget_remaining_showback from fct_team_budget_monthly where team_id = 'inference' and currency = 'USD'"
     ).fetchone()
-    # chargeback 8400; showback 8400 + 100 (storage estimate) + 1000 (labour) = 9500; budget 9000
-    assert [cents(v) for v in row] == [Decimal("9000.00"), Decimal("8400.00"), Decimal("9500.00"),
-                                       Decimal("600.00"), Decimal("-500.00")]
+    # chargeback 8400; showback 8400 + 3.33 (storage estimate 100 x 1/30 active days) + 1000 (labour)
+    # = 9403.33; budget 9000
+    assert [cents(v) for v in row] == [Decimal("9000.00"), Decimal("8400.00"), Decimal("9403.33"),
+                                       Decimal("600.00"), Decimal("-403.33")]

@@ -8,10 +8,11 @@ policies: chargeback_basis billed and unused_commitment_policy spread. Figures b
   the unused commitment bills 0, spread -> 0 each. Σ 12900 = the invoice.
 - amortised basis: inference 8000 + shared 500 x 0.8 = 400 + unused 2000 x 0.8 = 1600 -> 10000;
   training 2000 + 100 + 400 - 300 = 2200; (unallocated) tax 1200. Σ 13400 = Σ EffectiveCost.
-- showback (always amortised, plus cost lines on no bill): inference 10000 + storage estimate 100
-  + platform labour 1000 = 11100; training 2200; (unallocated) 1200. Σ 14500.
+- showback (always amortised, plus cost lines on no bill): inference 10000 + storage estimate 3.33
+  (storage_monthly 100 prorated to chat-serve's 1 active day of 30: estimates fill gaps only, issue 17)
+  + platform labour 1000 = 11003.33; training 2200; (unallocated) 1200. Σ 14403.33.
 - bridge (billed basis: amortisation comes after Chargeback): Invoice 12900, API 0, Chargeback 12900,
-  amortisation +500 -> 13400, run-priced 0, estimates +100, labour +1000, idle 0, showback 14500.
+  amortisation +500 -> 13400, run-priced 0, estimates +3.33, labour +1000, idle 0, showback 14403.33.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def test_showback_per_team(con):
     got = {(t, c): cents(a) for t, c, a in con.execute(
         "select team_id, currency, sum(amount) from fct_showback_monthly group by all").fetchall()}
     assert got == {
-        ("inference", "USD"): Decimal("11100.00"),  # 10000 amortised + 100 estimate + 1000 labour
+        # 10000 amortised + 3.33 estimate (storage 100 x 1/30 active days, issue 17) + 1000 labour
+        ("inference", "USD"): Decimal("11003.33"),
         ("training", "USD"): Decimal("2200.00"),
         ("(unallocated)", "USD"): Decimal("1200.00"),
         ("inference", "EUR"): Decimal("660.00"),  # 600 + 160 x 600 / 1600
@@ -81,10 +83,10 @@ def test_bridge_on_the_billed_basis(con):
         (3, "Chargeback", Decimal("12900.00"), Decimal("12900.00")),
         (4, "Amortisation adjustments", Decimal("500.00"), Decimal("13400.00")),
         (5, "Run-priced work not on a bill", Decimal("0.00"), Decimal("13400.00")),
-        (6, "Estimates", Decimal("100.00"), Decimal("13500.00")),
-        (7, "Platform labour", Decimal("1000.00"), Decimal("14500.00")),
-        (8, "Idle not on a bill", Decimal("0.00"), Decimal("14500.00")),
-        (9, "All-in showback", Decimal("14500.00"), Decimal("14500.00")),
+        (6, "Estimates", Decimal("3.33"), Decimal("13403.33")),
+        (7, "Platform labour", Decimal("1000.00"), Decimal("14403.33")),
+        (8, "Idle not on a bill", Decimal("0.00"), Decimal("14403.33")),
+        (9, "All-in showback", Decimal("14403.33"), Decimal("14403.33")),
     ]
 
 
@@ -114,5 +116,5 @@ def test_team_budget_against_both_figures(con):
     row = con.execute(
         "select chargeback_total, showback_total, budget_remaining_chargeback, budget_remaining_showback "
         "from fct_team_budget_monthly where team_id = 'inference' and currency = 'USD'").fetchone()
-    # budget 9000: billed chargeback 0 -> 9000 left; showback 11100 -> 2100 over
-    assert [cents(v) for v in row] == [Decimal("0.00"), Decimal("11100.00"), Decimal("9000.00"), Decimal("-2100.00")]
+    # budget 9000: billed chargeback 0 -> 9000 left; showback 11003.33 -> 2003.33 over
+    assert [cents(v) for v in row] == [Decimal("0.00"), Decimal("11003.33"), Decimal("9000.00"), Decimal("-2003.33")]

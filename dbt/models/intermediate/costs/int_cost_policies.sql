@@ -12,8 +12,16 @@ final as (
             as platform_labor_currency,
         coalesce((select cast({{ json_text('value', "'amount'") }} as decimal(38, 12)) from policies where policy = 'operator_hourly_rate'), 0)
             as operator_hourly_rate,
+        coalesce((select upper({{ json_text('value', "'currency'") }}) from policies where policy = 'operator_hourly_rate'), 'USD')
+            as operator_hourly_rate_currency,
         coalesce((select cast({{ json_text('value', "'amount'") }} as decimal(38, 12)) from policies where policy = 'moderation_cost_per_asset'), 0)
             as moderation_cost_per_asset,
+        coalesce((select upper({{ json_text('value', "'currency'") }}) from policies where policy = 'moderation_cost_per_asset'), 'USD')
+            as moderation_cost_currency,
+        -- Which idle is priced as idle_capacity on GPU bill lines (int_gpu_idle_by_workload): 'unallocated'
+        -- (the default: billed GPU-hours nothing held) or 'unallocated_and_underused' (also allocated x (1 - activity)).
+        coalesce((select lower({{ json_scalar_text('value') }}) from policies where policy = 'idle_capacity_basis'), 'unallocated')
+            as idle_capacity_basis,
         coalesce((select cast({{ json_scalar_text('value') }} as double) from policies where policy = 'observability_share'), 0)
             as observability_share,
         coalesce((select {{ json_scalar_text('value') }} from policies where policy = 'default_provider'), 'aws') as default_provider,

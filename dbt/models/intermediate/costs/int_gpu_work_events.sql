@@ -20,8 +20,13 @@ evals as (
 ),
 
 media as (
-    select *, case when coalesce(produced, 0) + coalesce(failed_renders, 0) > 0
-                   then coalesce(failed_renders, 0) / (produced + coalesce(failed_renders, 0)) else 0 end as failed_share
+    -- gpu_hours is GPUs x the batch's wall time (started_at to ended_at), queue included: queue_minutes are
+    -- minutes of that window the batch's GPUs were held waiting, so queue_overhead is carved out of
+    -- gpu_hours (never added on top) and the rest is split into rendered and failed work.
+    select *,
+           case when coalesce(produced, 0) + coalesce(failed_renders, 0) > 0
+                then coalesce(failed_renders, 0) / (produced + coalesce(failed_renders, 0)) else 0 end as failed_share,
+           least(coalesce(queue_minutes, 0) / 60.0 * coalesce(gpu_count, 0), gpu_hours) as queue_gpu_hours
     from {{ ref('stg_benchmarks__media_batches') }}
 ),
 
@@ -58,28 +63,31 @@ work as (
     from training
     where checkpoint_hours > 0
     union all
+    -- An eval suite is one output, accepted only when every task completed: a partial or failed suite
+    -- is failure waste as a whole (as a failed training run is), not 92 % compute.
     select 'production', workload_id, 'eval_run', run_id, started_at, provider, gpu_model, pricing_category,
-           'gpu_compute', wall_hours * gpu_count * done_share, null
+           'gpu_compute', wall_hours * gpu_count, null
     from evals
+    where done_share >= 1
     union all
     select 'production', workload_id, 'eval_run', run_id, started_at, provider, gpu_model, pricing_category,
-           'failure_waste', wall_hours * gpu_count * (1 - done_share), 'failed eval tasks'
+           'failure_waste', wall_hours * gpu_count, 'failed eval tasks: suite incomplete'
     from evals
     where done_share < 1
     union all
     select 'production', workload_id, 'media_batch', batch_id, started_at, policies.default_provider, gpu_model, 'on-demand',
-           'gpu_compute', gpu_hours * (1 - failed_share), null
+           'gpu_compute', (gpu_hours - queue_gpu_hours) * (1 - failed_share), null
     from media, policies
     union all
     select 'production', workload_id, 'media_batch', batch_id, started_at, policies.default_provider, gpu_model, 'on-demand',
-           'failure_waste', gpu_hours * failed_share, 'failed renders'
+           'failure_waste', (gpu_hours - queue_gpu_hours) * failed_share, 'failed renders'
     from media, policies
     where failed_share > 0
     union all
     select 'production', workload_id, 'media_batch', batch_id, started_at, policies.default_provider, gpu_model, 'on-demand',
-           'queue_overhead', coalesce(queue_minutes, 0) / 60.0 * gpu_count, 'GPUs held while the batch queued'
+           'queue_overhead', queue_gpu_hours, 'GPUs held while the batch queued (inside its wall time)'
     from media, policies
-    where coalesce(queue_minutes, 0) > 0
+    where queue_gpu_hours > 0
 ),
 
 usage as (

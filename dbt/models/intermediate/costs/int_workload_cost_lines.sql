@@ -2,6 +2,10 @@
 -- from: priced GPU work, LLM API requests, bill lines tagged to the workload, the registry's
 -- monthly assumptions (storage, network, serving stack), media review and moderation, and the
 -- shared lines spread over the month's workloads (observability, platform labour).
+-- cause names why a waste line is waste (failed_run, failed_task, failed_render, failed_request, failed_job,
+-- oom, timeout, preempted, node_fail, unallocated, underused, queue); null on lines that are not waste.
+-- Registry assumptions are estimates that fill gaps only: prorated to the days the workload was active in
+-- the month and only for a component with no bill line for that workload-month (detail 'estimate: ...').
 with policies as (
     select * from {{ ref('int_cost_policies') }}
 ),
@@ -17,7 +21,16 @@ gpu_work as (
     select basis, workload_id, date_trunc('month', event_at)::date as period, currency, component, amount,
            -- One source row can give two lines of one component (a failed run's compute and checkpoints).
            source_kind, source_ref || '#' || left(event_id, 8) as source_ref,
-           pricing_status || ': ' || coalesce(nullif(rate_basis, ''), 'observed price') as detail
+           pricing_status || ': ' || coalesce(nullif(rate_basis, ''), 'observed price') as detail,
+           case
+               when component not in ('failure_waste', 'retry_waste', 'queue_overhead') then cast(null as string)
+               when component = 'queue_overhead' then 'queue'
+               when source_kind = 'training_run' then 'failed_run'
+               when source_kind = 'eval_run' then 'failed_task'
+               when source_kind = 'media_batch' then 'failed_render'
+               when source_kind = 'benchmark_run' then 'failed_request'
+               else 'failed_job'
+           end as cause
     from {{ ref('int_gpu_work_priced') }}
     where pricing_status <> 'unpriced' and workload_id is not null
 ),
@@ -28,7 +41,8 @@ api as (
            -- A failed request the provider billed is retry waste, not free.
            case when status = 'failure' then 'retry_waste' else 'api_usage' end as component,
            spend as amount, 'api_request' as source_kind, request_id as source_ref,
-           provider || '/' || model as detail
+           provider || '/' || model as detail,
+           case when status = 'failure' then 'failed_request' end as cause
     from {{ ref('stg_api_spend__requests') }}
     where workload_tag is not null and spend <> 0
 ),
@@ -60,27 +74,37 @@ billed as (
                 then {{ money('EffectiveCost - ' ~ money('EffectiveCost * cast(idle_share as decimal(18, 12))')) }}
                 else EffectiveCost end as amount,
            'bill_line' as source_kind, x_charge_key as source_ref,
-           coalesce(ServiceName, ChargeDescription) as detail
+           coalesce(ServiceName, ChargeDescription) as detail,
+           cast(null as string) as cause
     from billed_lines
     union all
     select 'production', x_workload_id, date_trunc('month', ChargePeriodStart)::date, BillingCurrency,
            'idle_capacity', {{ money('EffectiveCost * cast(idle_share as decimal(18, 12))') }},
-           'bill_line', x_charge_key || '#idle', 'billed GPU-hours not used (usage telemetry)'
-    from billed_lines
+           'bill_line', x_charge_key || '#idle',
+           case policies.idle_capacity_basis
+               when 'unallocated_and_underused' then 'billed GPU-hours unallocated or underused (usage telemetry, hour by hour)'
+               else 'billed GPU-hours no job, pod or serving process held (usage telemetry, hour by hour)' end,
+           case policies.idle_capacity_basis when 'unallocated_and_underused' then 'unallocated_or_underused'
+                else 'unallocated' end
+    from billed_lines, policies
     where x_gpu_model is not null and idle_share > 0
 ),
 
 media_people as (
-    select 'production' as basis, workload_id, date_trunc('month', started_at)::date as period, 'USD' as currency,
+    -- Policy amounts keep the policy's currency.
+    select 'production' as basis, workload_id, date_trunc('month', started_at)::date as period,
+           policies.operator_hourly_rate_currency as currency,
            'operator_review' as component,
            {{ money('cast(operator_review_minutes / 60.0 as decimal(38, 6)) * policies.operator_hourly_rate') }} as amount,
-           'media_batch' as source_kind, batch_id as source_ref, 'operator minutes x operator_hourly_rate' as detail
+           'media_batch' as source_kind, batch_id as source_ref, 'operator minutes x operator_hourly_rate' as detail,
+           cast(null as string) as cause
     from {{ ref('stg_benchmarks__media_batches') }}, policies
     where coalesce(operator_review_minutes, 0) > 0
     union all
-    select 'production', workload_id, date_trunc('month', started_at)::date, 'USD', 'moderation_or_quality_filtering',
+    select 'production', workload_id, date_trunc('month', started_at)::date, policies.moderation_cost_currency,
+           'moderation_or_quality_filtering',
            {{ money('cast(produced as decimal(38, 6)) * policies.moderation_cost_per_asset') }},
-           'media_batch', batch_id, 'produced assets x moderation_cost_per_asset'
+           'media_batch', batch_id, 'produced assets x moderation_cost_per_asset', cast(null as string)
     from {{ ref('stg_benchmarks__media_batches') }}, policies
     where coalesce(produced, 0) > 0
 ),
@@ -92,8 +116,41 @@ direct as (
     union all select * from media_people
 ),
 
+-- Days the workload was active: any day its priced GPU work, API requests, bill lines (every day of a
+-- multi-day line) or run records (every day from start to end) touch.
+activity as (
+    select workload_id, cast(event_at as date) as day
+    from {{ ref('int_gpu_work_priced') }}
+    where basis = 'production' and workload_id is not null
+    union all
+    select workload_tag, cast(started_at as date) from {{ ref('stg_api_spend__requests') }} where workload_tag is not null
+    union all
+    select x_workload_id, cast(ChargePeriodStart as date) from {{ ref('ledger_focus') }} where x_workload_id is not null
+    union all
+    select workload_id, cast(hour_start as date) from {{ ref('int_gpu_billing_hours_mapped') }} where workload_id is not null
+    union all
+    select workload_id, cast(hour_start as date)
+    from (
+        select workload_id, {{ hour_buckets('started_at', 'ended_at') }} as hour_start
+        from (
+            select workload_id, started_at, ended_at from {{ ref('stg_benchmarks__training_runs') }}
+            union all select workload_id, started_at, ended_at from {{ ref('stg_benchmarks__eval_runs') }}
+            union all select workload_id, started_at, ended_at from {{ ref('stg_benchmarks__media_batches') }}
+        ) as runs
+        where workload_id is not null and ended_at > started_at
+    ) as run_hours
+),
+
 active_months as (
-    select distinct workload_id, period, currency from direct where basis = 'production'
+    select workload_id, date_trunc('month', day)::date as period, count(distinct day) as active_days
+    from activity
+    where workload_id is not null
+    group by all
+),
+
+billed_components as (
+    -- A component with a bill line for the workload-month needs no estimate.
+    select distinct workload_id, period, component from billed
 ),
 
 assumption_items as (
@@ -107,30 +164,52 @@ assumption_items as (
 ),
 
 assumed as (
-    -- Monthly amounts the team states in the registry (USD), charged to every month it was active.
-    select 'production' as basis, active_months.workload_id, active_months.period, active_months.currency,
-           items.component, {{ money('items.amount') }} as amount, 'registry_assumption' as source_kind,
+    -- Monthly amounts the team states in the registry (USD): estimates that fill gaps only, prorated to
+    -- the days the workload was active (monthly x active days / days in the month), and only for a
+    -- component no bill line of the workload-month covers.
+    select 'production' as basis, active_months.workload_id, active_months.period, 'USD' as currency,
+           items.component,
+           {{ money('items.amount * cast(active_months.active_days as decimal(10, 0))
+                     / cast(day(last_day(active_months.period)) as decimal(10, 0))') }} as amount,
+           'registry_assumption' as source_kind,
            active_months.workload_id || ':' || cast(active_months.period as string) || ':' || items.key as source_ref,
-           'workloads.yaml assumptions.' || items.key as detail
+           'estimate: workloads.yaml assumptions.' || items.key || ' x ' || cast(active_months.active_days as string)
+               || '/' || cast(day(last_day(active_months.period)) as string) || ' active days' as detail,
+           cast(null as string) as cause
     from active_months
     inner join assumption_items as items on items.workload_id = active_months.workload_id
-    where active_months.currency = 'USD' and items.amount is not null and items.amount <> 0
+    where items.amount is not null and items.amount <> 0
+      and not exists (
+          select 1 from billed_components
+          where billed_components.workload_id = active_months.workload_id
+            and billed_components.period = active_months.period
+            and billed_components.component = items.component
+      )
 ),
 
-gpu_compute_months as (
-    select workload_id, period, currency, sum(amount) as gpu_compute
+gpu_cost_months as (
+    -- All GPU cost of the workload-month: priced GPU work (compute, checkpoints, failed work, queue) and
+    -- GPU bill lines (compute and idle), so bill-priced inference carries observability too.
+    select workload_id, period, currency, sum(amount) as gpu_cost
     from gpu_work
-    where basis = 'production' and component = 'gpu_compute'
+    where basis = 'production'
+    group by all
+    union all
+    select workload_id, period, currency, sum(amount)
+    from billed
+    where component in ('gpu_compute', 'idle_capacity')
     group by all
 ),
 
 observability as (
     select 'production' as basis, workload_id, period, currency, 'observability' as component,
-           {{ money('gpu_compute * cast(policies.observability_share as decimal(10, 6))') }} as amount,
+           {{ money('sum(gpu_cost) * cast(max(policies.observability_share) as decimal(10, 6))') }} as amount,
            'policy' as source_kind, workload_id || ':' || cast(period as string) || ':observability' as source_ref,
-           'observability_share x GPU compute' as detail
-    from gpu_compute_months, policies
+           'observability_share x GPU cost (priced work and GPU bill lines)' as detail,
+           cast(null as string) as cause
+    from gpu_cost_months, policies
     where policies.observability_share > 0
+    group by workload_id, period, currency
 ),
 
 before_labor as (
@@ -154,7 +233,8 @@ platform_labor as (
            'platform_labor' as component,
            {{ money('policies.platform_labor_monthly * cast(direct_amount / month_amount as decimal(38, 12))') }} as amount,
            'policy' as source_kind, workload_id || ':' || cast(period as string) || ':platform_labor' as source_ref,
-           'platform_labor_monthly x share of the direct cost of the month' as detail
+           'platform_labor_monthly x share of the direct cost of the month' as detail,
+           cast(null as string) as cause
     from labor_weights, policies
     where month_amount > 0 and policies.platform_labor_monthly > 0
 ),

@@ -1,7 +1,8 @@
 -- Billed GPU-hours from the ledger: GPU instance usage lines (ledger_focus identifies them:
 -- x_instance_type, x_gpu_model, x_gpu_count from int_billing_charges_gpu) priced in hours.
 -- GPU-hours = hours x GPUs per instance, spread over the hour buckets of the charge period in
--- proportion to overlap. Grain: ledger line x hour_start.
+-- proportion to overlap. Grain: ledger line x hour_start. resource_id / resource_name (lower case) are the
+-- fleet identity scheduler and telemetry hosts are matched to (int_gpu_usage_hourly).
 with ledger as (
     select * from {{ ref('ledger_focus') }}
 ),
@@ -19,6 +20,8 @@ mapped as (
         cast(ConsumedQuantity as double) as instance_hours,
         x_team,
         x_workload_id,
+        lower(ResourceId) as resource_id,
+        lower(ResourceName) as resource_name,
         x_instance_type as instance_type,
         x_gpu_model as gpu_model,
         cast(x_gpu_count as double) as gpu_count
@@ -45,6 +48,8 @@ final as (
         gpu_count,
         coalesce(x_team, '(unallocated)') as team_id,
         x_workload_id as workload_id,
+        resource_id,
+        resource_name,
         instance_hours * gpu_count
             * {{ overlap_hours('ChargePeriodStart', 'ChargePeriodEnd', 'hour_start') }}
             / {{ hours_between('ChargePeriodStart', 'ChargePeriodEnd') }}

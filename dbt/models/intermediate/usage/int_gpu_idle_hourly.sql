@@ -1,9 +1,16 @@
 -- Idle GPU-hours per pool (Slurm cluster, cloud account, or the hosts seen only in telemetry), GPU model
 -- and hour. Billed = the ledger's GPU-hours for cloud accounts; for a Slurm cluster the inventory
 -- capacity (configured GPUs x 1 h) over every hour between its first and last job; for hosts seen only
--- in telemetry the GPUs seen in the hour. Unallocated idle = billed - allocated; allocated idle =
--- measured - used (hours without a utilisation reading are left out, not called idle). Never negative:
--- allocation above billed/capacity is shown as over_allocation_gpu_hours with a cause in idle_flag.
+-- in telemetry the GPUs seen in the hour. Usage on a bill line's host is in the bill's pool (the fleet
+-- identity, int_gpu_usage_hourly), so a GPU is one capacity, never a ledger pool and a telemetry pool.
+-- Idle has two kinds, and missing readings are buckets of their own (never idle, never busy):
+--   unallocated_gpu_hours = billed - allocated (billed, no job, pod or serving process);
+--   underused_gpu_hours   = measured - used = allocated x (1 - activity), on allocated hours with a reading;
+--   unmeasured_gpu_hours  = allocated - measured (allocated, no utilisation reading);
+--   unobserved_gpu_hours  = billed hours of a ledger pool with no usage record at all in the hour (no
+--                           collector): neither unallocated nor busy.
+-- billed = unallocated + unobserved + allocated - over_allocation. Never negative: allocation above
+-- billed/capacity is shown as over_allocation_gpu_hours with a cause in idle_flag. Hours are DECIMAL(38, 9).
 with usage as (
     select * from {{ ref('int_gpu_usage_hourly') }}
 ),
@@ -85,10 +92,11 @@ joined as (
         coalesce(capacity.gpu_model, usage_hourly.gpu_model) as gpu_model,
         coalesce(capacity.hour_start, usage_hourly.hour_start) as hour_start,
         coalesce(capacity.capacity_basis, 'none') as capacity_basis,
-        coalesce(capacity.billed_gpu_hours, 0.0) as billed_gpu_hours,
-        coalesce(usage_hourly.allocated_gpu_hours, 0.0) as allocated_gpu_hours,
-        coalesce(usage_hourly.used_gpu_hours, 0.0) as used_gpu_hours,
-        coalesce(usage_hourly.measured_gpu_hours, 0.0) as measured_gpu_hours
+        cast(round(coalesce(capacity.billed_gpu_hours, 0), 9) as decimal(38, 9)) as billed_gpu_hours,
+        coalesce(usage_hourly.allocated_gpu_hours, 0) as allocated_gpu_hours,
+        coalesce(usage_hourly.used_gpu_hours, 0) as used_gpu_hours,
+        coalesce(usage_hourly.measured_gpu_hours, 0) as measured_gpu_hours,
+        usage_hourly.pool_id is not null as has_usage
     from capacity
     full outer join usage_hourly
         on usage_hourly.pool_id = capacity.pool_id
@@ -96,32 +104,51 @@ joined as (
         and usage_hourly.hour_start = capacity.hour_start
 ),
 
+classified as (
+    select
+        joined.*,
+        case when joined.capacity_basis = 'ledger' and not joined.has_usage
+             then joined.billed_gpu_hours else cast(0 as decimal(38, 9)) end as unobserved_gpu_hours,
+        case when joined.capacity_basis = 'ledger' and not joined.has_usage then cast(0 as decimal(38, 9))
+             else greatest(joined.billed_gpu_hours - joined.allocated_gpu_hours, 0) end as unallocated_gpu_hours,
+        greatest(joined.measured_gpu_hours - joined.used_gpu_hours, 0) as underused_gpu_hours,
+        greatest(joined.allocated_gpu_hours - joined.measured_gpu_hours, 0) as unmeasured_gpu_hours
+    from joined
+),
+
 final as (
     select
-        joined.pool_id,
-        joined.gpu_model,
-        joined.hour_start,
-        joined.capacity_basis,
-        joined.billed_gpu_hours,
-        joined.allocated_gpu_hours,
-        joined.used_gpu_hours,
-        joined.measured_gpu_hours,
-        greatest(joined.billed_gpu_hours - joined.allocated_gpu_hours, 0.0) as unallocated_idle_gpu_hours,
-        greatest(joined.measured_gpu_hours - joined.used_gpu_hours, 0.0) as allocated_idle_gpu_hours,
-        greatest(joined.billed_gpu_hours - joined.allocated_gpu_hours, 0.0)
-            + greatest(joined.measured_gpu_hours - joined.used_gpu_hours, 0.0) as idle_gpu_hours,
-        case when joined.allocated_gpu_hours > joined.billed_gpu_hours + 1e-9
-             then joined.allocated_gpu_hours - joined.billed_gpu_hours else 0.0 end as over_allocation_gpu_hours,
+        classified.pool_id,
+        classified.gpu_model,
+        classified.hour_start,
+        classified.capacity_basis,
+        classified.billed_gpu_hours,
+        classified.allocated_gpu_hours,
+        classified.used_gpu_hours,
+        classified.measured_gpu_hours,
+        classified.unallocated_gpu_hours,
+        classified.underused_gpu_hours,
+        classified.unmeasured_gpu_hours,
+        classified.unobserved_gpu_hours,
+        -- The names before the split (kept for readers): unallocated idle and allocated (underused) idle.
+        classified.unallocated_gpu_hours as unallocated_idle_gpu_hours,
+        classified.underused_gpu_hours as allocated_idle_gpu_hours,
+        classified.unallocated_gpu_hours + classified.underused_gpu_hours as idle_gpu_hours,
+        case when classified.allocated_gpu_hours > classified.billed_gpu_hours
+             then classified.allocated_gpu_hours - classified.billed_gpu_hours
+             else cast(0 as decimal(38, 9)) end as over_allocation_gpu_hours,
         case
-            when joined.allocated_gpu_hours > joined.billed_gpu_hours + 1e-9 and joined.capacity_basis = 'none'
+            when classified.allocated_gpu_hours > classified.billed_gpu_hours and classified.capacity_basis = 'none'
                 then 'allocated without a capacity record'
-            when joined.allocated_gpu_hours > joined.billed_gpu_hours + 1e-9
+            when classified.allocated_gpu_hours > classified.billed_gpu_hours
                 then 'allocated exceeds capacity'
-            when joined.capacity_basis = 'ledger' and pools_with_usage.pool_id is null
+            when classified.capacity_basis = 'ledger' and pools_with_usage.pool_id is null
                 then 'no usage data for the pool'
+            when classified.capacity_basis = 'ledger' and not classified.has_usage
+                then 'no usage data in the hour'
         end as idle_flag
-    from joined
-    left join pools_with_usage on pools_with_usage.pool_id = joined.pool_id
+    from classified
+    left join pools_with_usage on pools_with_usage.pool_id = classified.pool_id
 )
 
 select * from final

@@ -8,6 +8,7 @@
 -- Used = allocated x utilisation: the job's own gpu_util_pct, else the telemetry average over the
 -- hour on the job's node (GR_ENGINE_ACTIVE, else GPU_UTIL). Allocated hours without any reading are
 -- not measured (measured_gpu_hours excludes them) rather than counted as idle.
+-- pool_id is the fleet identity: the bill line's pool when the host is a GPU bill line's resource (below).
 with jobs as (
     select * from {{ ref('int_gpu_jobs_attributed') }}
     where has_gpus and started_at is not null and ended_at_effective > started_at
@@ -182,12 +183,57 @@ unioned as (
         'util_pct', 'util_basis', 'memory_used_mib', 'sample_count']) }}
 ),
 
+-- The fleet identity (a GPU-hour is counted once): a job or telemetry host that is the resource of a GPU
+-- bill line running in that hour (ResourceName, ResourceId or its last path segment = the host) is that
+-- bill line's GPU: the row joins the bill's pool (provider:account) instead of a pool of its own, and
+-- takes the line's team and workload when its own source names none. source_pool_id keeps where it was seen.
+bill_hosts as (
+    select x_charge_key, hour_start, pool_id, team_id, workload_id, resource_id, resource_name
+    from {{ ref('int_gpu_billing_hours_mapped') }}
+),
+
+fleet as (
+    select
+        unioned.gpu_key,
+        unioned.hour_start,
+        unioned.allocation_key,
+        bill_hosts.x_charge_key,
+        bill_hosts.pool_id as bill_pool_id,
+        bill_hosts.team_id as bill_team_id,
+        bill_hosts.workload_id as bill_workload_id
+    from unioned
+    inner join bill_hosts
+        on bill_hosts.hour_start = unioned.hour_start
+        and unioned.host is not null
+        and (bill_hosts.resource_name = lower(unioned.host)
+             or bill_hosts.resource_id = lower(unioned.host)
+             or bill_hosts.resource_id like '%/' || lower(unioned.host))
+    qualify row_number() over (
+        partition by unioned.gpu_key, unioned.hour_start, unioned.allocation_key order by bill_hosts.x_charge_key
+    ) = 1
+),
+
 final as (
     select
-        *,
-        case when util_pct is not null then allocated_gpu_hours else 0.0 end as measured_gpu_hours,
-        allocated_gpu_hours * least(greatest(util_pct, 0.0), 100.0) / 100.0 as used_gpu_hours
+        {{ star_except(['pool_id', 'team_id', 'workload_id', 'allocated_gpu_hours'], 'unioned') }},
+        coalesce(fleet.bill_pool_id, unioned.pool_id) as pool_id,
+        unioned.pool_id as source_pool_id,
+        fleet.x_charge_key as bill_charge_key,
+        case when unioned.team_id = '(unallocated)' and fleet.bill_team_id is not null then fleet.bill_team_id
+             else unioned.team_id end as team_id,
+        coalesce(unioned.workload_id, fleet.bill_workload_id) as workload_id,
+        -- Hours at a fixed scale (DECIMAL(38, 9)): sums of them are exact in any order, so reruns publish
+        -- the same digits.
+        cast(round(unioned.allocated_gpu_hours, 9) as decimal(38, 9)) as allocated_gpu_hours,
+        case when unioned.util_pct is not null then cast(round(unioned.allocated_gpu_hours, 9) as decimal(38, 9))
+             else cast(0 as decimal(38, 9)) end as measured_gpu_hours,
+        cast(round(unioned.allocated_gpu_hours * least(greatest(unioned.util_pct, 0.0), 100.0) / 100.0, 9)
+             as decimal(38, 9)) as used_gpu_hours
     from unioned
+    left join fleet
+        on fleet.gpu_key = unioned.gpu_key
+        and fleet.hour_start = unioned.hour_start
+        and fleet.allocation_key = unioned.allocation_key
 )
 
 select * from final

@@ -1,4 +1,7 @@
--- GPU-hours per day, team, workload and GPU model: billed, allocated, used, idle, failed.
+-- GPU-hours per day, team, workload and GPU model: billed, allocated, used, idle (unallocated and
+-- underused), missing readings (unmeasured, unobserved), failed. One fleet: usage on a GPU bill line's
+-- host is in the bill's pool (int_gpu_usage_hourly), so its billed hours are the bill's, counted once.
+-- Hours are DECIMAL(38, 9): the same inputs publish the same digits whatever the summation order.
 -- Billed per team: cloud accounts from the ledger lines' own team; Slurm clusters and telemetry hosts
 -- (capacity, not invoices) give each team the capacity it held (its allocation, scaled down when the
 -- pool was over-allocated) and the rest to '(unallocated)'. Idle per team = its allocated idle
@@ -39,13 +42,16 @@ usage_rows as (
         usage_team_hours.workload_id,
         usage_team_hours.gpu_model,
         case when idle.capacity_basis in ('inventory', 'telemetry')
-             then usage_team_hours.allocated_gpu_hours
-                  * least(1.0, idle.billed_gpu_hours / nullif(idle.allocated_gpu_hours, 0))
-             else 0.0 end as billed_gpu_hours,
+             then cast(round(usage_team_hours.allocated_gpu_hours
+                  * least(1.0, idle.billed_gpu_hours / nullif(idle.allocated_gpu_hours, 0)), 9) as decimal(38, 9))
+             else cast(0 as decimal(38, 9)) end as billed_gpu_hours,
         usage_team_hours.allocated_gpu_hours,
         usage_team_hours.used_gpu_hours,
         usage_team_hours.measured_gpu_hours,
-        greatest(usage_team_hours.measured_gpu_hours - usage_team_hours.used_gpu_hours, 0.0) as idle_gpu_hours,
+        cast(0 as decimal(38, 9)) as unallocated_gpu_hours,
+        greatest(usage_team_hours.measured_gpu_hours - usage_team_hours.used_gpu_hours, 0) as underused_gpu_hours,
+        greatest(usage_team_hours.allocated_gpu_hours - usage_team_hours.measured_gpu_hours, 0) as unmeasured_gpu_hours,
+        cast(0 as decimal(38, 9)) as unobserved_gpu_hours,
         coalesce(usage_team_hours.failed_job_gpu_hours, 0.0) as failed_job_gpu_hours,
         coalesce(usage_team_hours.cancelled_job_gpu_hours, 0.0) as cancelled_job_gpu_hours
     from usage_team_hours
@@ -61,14 +67,18 @@ ledger_rows as (
         billing.team_id,
         billing.workload_id,
         billing.gpu_model,
-        billing.billed_gpu_hours,
-        0.0 as allocated_gpu_hours,
-        0.0 as used_gpu_hours,
-        0.0 as measured_gpu_hours,
-        idle.unallocated_idle_gpu_hours * billing.billed_gpu_hours / nullif(idle.billed_gpu_hours, 0)
-            as idle_gpu_hours,
-        0.0 as failed_job_gpu_hours,
-        0.0 as cancelled_job_gpu_hours
+        cast(round(billing.billed_gpu_hours, 9) as decimal(38, 9)) as billed_gpu_hours,
+        0 as allocated_gpu_hours,
+        0 as used_gpu_hours,
+        0 as measured_gpu_hours,
+        cast(round(idle.unallocated_gpu_hours * billing.billed_gpu_hours / nullif(idle.billed_gpu_hours, 0), 9)
+             as decimal(38, 9)) as unallocated_gpu_hours,
+        0 as underused_gpu_hours,
+        0 as unmeasured_gpu_hours,
+        cast(round(idle.unobserved_gpu_hours * billing.billed_gpu_hours / nullif(idle.billed_gpu_hours, 0), 9)
+             as decimal(38, 9)) as unobserved_gpu_hours,
+        0 as failed_job_gpu_hours,
+        0 as cancelled_job_gpu_hours
     from billing
     inner join idle
         on idle.pool_id = billing.pool_id
@@ -82,21 +92,25 @@ capacity_rows as (
         '(unallocated)' as team_id,
         cast(null as string) as workload_id,
         gpu_model,
-        unallocated_idle_gpu_hours as billed_gpu_hours,
-        0.0 as allocated_gpu_hours,
-        0.0 as used_gpu_hours,
-        0.0 as measured_gpu_hours,
-        unallocated_idle_gpu_hours as idle_gpu_hours,
-        0.0 as failed_job_gpu_hours,
-        0.0 as cancelled_job_gpu_hours
+        unallocated_gpu_hours as billed_gpu_hours,
+        0 as allocated_gpu_hours,
+        0 as used_gpu_hours,
+        0 as measured_gpu_hours,
+        unallocated_gpu_hours,
+        0 as underused_gpu_hours,
+        0 as unmeasured_gpu_hours,
+        0 as unobserved_gpu_hours,
+        0 as failed_job_gpu_hours,
+        0 as cancelled_job_gpu_hours
     from idle
-    where capacity_basis in ('inventory', 'telemetry') and unallocated_idle_gpu_hours > 0
+    where capacity_basis in ('inventory', 'telemetry') and unallocated_gpu_hours > 0
 ),
 
 unioned as (
     {{ union_all_columns(['usage_rows', 'ledger_rows', 'capacity_rows'], [
         'hour_start', 'team_id', 'workload_id', 'gpu_model', 'billed_gpu_hours', 'allocated_gpu_hours',
-        'used_gpu_hours', 'measured_gpu_hours', 'idle_gpu_hours', 'failed_job_gpu_hours', 'cancelled_job_gpu_hours']) }}
+        'used_gpu_hours', 'measured_gpu_hours', 'unallocated_gpu_hours', 'underused_gpu_hours', 'unmeasured_gpu_hours',
+        'unobserved_gpu_hours', 'failed_job_gpu_hours', 'cancelled_job_gpu_hours']) }}
 ),
 
 final as (
@@ -105,15 +119,20 @@ final as (
         team_id,
         workload_id,
         gpu_model,
-        sum(billed_gpu_hours) as billed_gpu_hours,
-        sum(allocated_gpu_hours) as allocated_gpu_hours,
-        sum(used_gpu_hours) as used_gpu_hours,
-        sum(measured_gpu_hours) as measured_gpu_hours,
-        sum(coalesce(idle_gpu_hours, 0.0)) as idle_gpu_hours,
-        sum(failed_job_gpu_hours) as failed_job_gpu_hours,
-        sum(cancelled_job_gpu_hours) as cancelled_job_gpu_hours,
+        cast(sum(cast(billed_gpu_hours as decimal(38, 9))) as decimal(38, 9)) as billed_gpu_hours,
+        cast(sum(cast(allocated_gpu_hours as decimal(38, 9))) as decimal(38, 9)) as allocated_gpu_hours,
+        cast(sum(cast(used_gpu_hours as decimal(38, 9))) as decimal(38, 9)) as used_gpu_hours,
+        cast(sum(cast(measured_gpu_hours as decimal(38, 9))) as decimal(38, 9)) as measured_gpu_hours,
+        cast(sum(cast(coalesce(unallocated_gpu_hours, 0) + underused_gpu_hours as decimal(38, 9))) as decimal(38, 9)) as idle_gpu_hours,
+        cast(sum(cast(coalesce(unallocated_gpu_hours, 0) as decimal(38, 9))) as decimal(38, 9)) as unallocated_gpu_hours,
+        cast(sum(cast(underused_gpu_hours as decimal(38, 9))) as decimal(38, 9)) as underused_gpu_hours,
+        cast(sum(cast(unmeasured_gpu_hours as decimal(38, 9))) as decimal(38, 9)) as unmeasured_gpu_hours,
+        cast(sum(cast(coalesce(unobserved_gpu_hours, 0) as decimal(38, 9))) as decimal(38, 9)) as unobserved_gpu_hours,
+        cast(sum(cast(failed_job_gpu_hours as decimal(38, 9))) as decimal(38, 9)) as failed_job_gpu_hours,
+        cast(sum(cast(cancelled_job_gpu_hours as decimal(38, 9))) as decimal(38, 9)) as cancelled_job_gpu_hours,
         case when sum(measured_gpu_hours) > 0
-             then 100.0 * sum(used_gpu_hours) / sum(measured_gpu_hours) end as utilisation_pct
+             then cast(round(100.0 * sum(used_gpu_hours) / sum(measured_gpu_hours), 6) as decimal(18, 6)) end
+            as utilisation_pct
     from unioned
     group by cast(hour_start as date), team_id, workload_id, gpu_model
 )

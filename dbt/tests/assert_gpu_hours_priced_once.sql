@@ -1,0 +1,104 @@
+-- Catches a GPU-hour priced twice (or lost), against the sources rather than the pivot of the same rows:
+--  1. every GPU bill line tagged to a workload is priced exactly once: its cost lines (compute + idle)
+--     add up to its EffectiveCost to the cent, no more (priced twice) and no less (dropped);
+--  2. no training run, eval run or media batch is priced on top of a GPU bill line of the same workload
+--     and GPU model running at the same time (the bill already prices those GPU-hours);
+--  3. scheduler/telemetry usage on a GPU bill line's host in that hour is in the bill's pool (one fleet),
+--     never in a capacity pool of its own where it would be billed again;
+--  4. each unit-cost row's all-in cost equals the sum of its cost lines by key, and its GPU components
+--     equal the GPU lines of the key (a component dropped or added twice by the pivot).
+{{ config(meta={'dagster': {'ref': {'name': 'fct_workload_unit_cost'}}}) }}
+
+with ledger_gpu as (
+    select x_charge_key, x_workload_id, x_gpu_model, ChargePeriodStart, ChargePeriodEnd, EffectiveCost
+    from {{ ref('ledger_focus') }}
+    where x_workload_id is not null and x_gpu_model is not null and ChargeCategory = 'Usage'
+),
+
+lines as (
+    select * from {{ ref('fct_workload_cost_lines') }}
+),
+
+bill_priced as (
+    select ledger_gpu.x_charge_key, max(ledger_gpu.EffectiveCost) as effective_cost,
+           coalesce(sum(lines.amount), 0) as priced
+    from ledger_gpu
+    left join lines
+        on lines.source_kind = 'bill_line'
+        and (lines.source_ref = ledger_gpu.x_charge_key or lines.source_ref = ledger_gpu.x_charge_key || '#idle')
+    group by ledger_gpu.x_charge_key
+),
+
+check_bill as (
+    select 'bill line priced ' || cast(priced as string) || ' vs EffectiveCost ' || cast(effective_cost as string)
+               as failure, x_charge_key as ref
+    from bill_priced
+    where abs(priced - effective_cost) >= 0.005
+),
+
+runs as (
+    select 'training_run' as source_kind, run_id as ref, workload_id, gpu_model, started_at, ended_at
+    from {{ ref('stg_benchmarks__training_runs') }}
+    union all
+    select 'eval_run', run_id, workload_id, gpu_model, started_at, ended_at from {{ ref('stg_benchmarks__eval_runs') }}
+    union all
+    select 'media_batch', batch_id, workload_id, gpu_model, started_at, ended_at
+    from {{ ref('stg_benchmarks__media_batches') }}
+),
+
+check_runs as (
+    select distinct runs.source_kind || ' priced over GPU bill line ' || ledger_gpu.x_charge_key as failure,
+           runs.ref
+    from runs
+    inner join ledger_gpu
+        on ledger_gpu.x_workload_id = runs.workload_id
+        and ledger_gpu.x_gpu_model = runs.gpu_model
+        and ledger_gpu.ChargePeriodStart < runs.ended_at
+        and ledger_gpu.ChargePeriodEnd > runs.started_at
+    where exists (
+        select 1 from lines
+        where lines.source_kind = runs.source_kind and lines.basis = 'production'
+          and lines.source_ref like runs.ref || '#%'
+    )
+),
+
+check_fleet as (
+    select distinct 'usage on bill host ' || usage.host || ' in pool ' || usage.pool_id
+               || ', not the bill pool ' || bill.pool_id as failure, usage.gpu_key as ref
+    from {{ ref('int_gpu_usage_hourly') }} as usage
+    inner join {{ ref('int_gpu_billing_hours_mapped') }} as bill
+        on bill.hour_start = usage.hour_start
+        and usage.host is not null
+        and (bill.resource_name = lower(usage.host) or bill.resource_id = lower(usage.host)
+             or bill.resource_id like '%/' || lower(usage.host))
+    where usage.pool_id <> bill.pool_id
+),
+
+line_totals as (
+    select basis, workload_id, period, currency, sum(amount) as amount,
+           sum(case when component in ('gpu_compute', 'checkpointing', 'idle_capacity', 'failure_waste', 'queue_overhead')
+                    then amount else 0 end) as gpu_amount
+    from lines
+    group by all
+),
+
+check_unit as (
+    select 'unit cost all-in ' || cast(unit.all_in_cost as string) || ' vs lines '
+               || cast(coalesce(line_totals.amount, 0) as string) as failure,
+           unit.workload_id || ' ' || cast(unit.period as string) || ' ' || unit.currency || ' ' || unit.basis as ref
+    from {{ ref('fct_workload_unit_cost') }} as unit
+    left join line_totals
+        on line_totals.basis = unit.basis and line_totals.workload_id = unit.workload_id
+        and line_totals.period = unit.period and line_totals.currency = unit.currency
+    where abs(unit.all_in_cost - coalesce(line_totals.amount, 0)) >= 0.005
+       or abs(unit.gpu_compute + unit.checkpointing + unit.idle_capacity + unit.failure_waste + unit.queue_overhead
+              - coalesce(line_totals.gpu_amount, 0)) >= 0.005
+       or unit.all_in_cost <> unit.gpu_compute + unit.api_usage + unit.storage + unit.network + unit.checkpointing
+              + unit.serving_stack + unit.observability + unit.platform_labor + unit.idle_capacity + unit.retry_waste
+              + unit.failure_waste + unit.queue_overhead + unit.moderation_or_quality_filtering + unit.operator_review
+)
+
+select * from check_bill
+union all select * from check_runs
+union all select * from check_fleet
+union all select * from check_unit
