@@ -208,6 +208,41 @@ def gpu_model_of(name: str | None) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------------
+# Billing: plausibility bounds and built-in tag keys (issue 19)
+# --------------------------------------------------------------------------------------------------
+
+#: THE plausibility bounds (docs/sources/billing.md "Plausibility gates"), in USD; a line in another
+#: currency is judged against bound x UNITS_PER_USD_CEILING[currency]. At load (quarantined, never in
+#: raw): max_line_amount on |BilledCost| and |EffectiveCost| (implausible_amount), max_per_hour on a
+#: Usage line priced in hours (implausible_unit_price; only from unit_check_min_amount up: cent
+#: rounding of a tiny line is no price). In dbt (fct_bill_vs_list_price): the last two.
+PLAUSIBILITY: dict[str, str] = {
+    "max_line_amount": "1000000000",  # a billion USD on one bill line: no real GPU bill has it
+    "max_per_hour": "1000",  # the dearest cloud instance lists near 400 USD/h (u7in-32tb)
+    "unit_check_min_amount": "1",
+    "max_per_gpu_hour": "100",  # H100/H200 list near 10-15 USD per GPU-hour
+    "bill_rate_tolerance": "0.10",  # effective / list beyond 1 +- this is flagged
+}
+#: Upper bounds of units per USD (about 2x the 2025 rate: a rate move never rejects a real line);
+#: an unlisted currency gets UNITS_PER_USD_DEFAULT (lenient, never a false reject).
+UNITS_PER_USD_CEILING: dict[str, int] = {
+    "USD": 1, "EUR": 2, "GBP": 2, "CHF": 2, "CAD": 3, "AUD": 3, "NZD": 3, "SGD": 3, "SAR": 8, "MYR": 10,
+    "PLN": 10, "BRL": 15, "CNY": 15, "DKK": 15, "HKD": 20, "NOK": 25, "SEK": 25, "ZAR": 40, "MXN": 40,
+    "TWD": 70, "TRY": 100, "INR": 200, "RUB": 300, "JPY": 400, "KRW": 3000, "ARS": 5000, "COP": 10000,
+    "IDR": 40000, "VND": 60000, "LBP": 200000, "IRR": 2000000,
+}
+UNITS_PER_USD_DEFAULT = 20000
+#: Built-in tag keys per allocation dimension, first present wins (docs/registry.md); the registry's
+#: `policies.tag_keys.<dimension>` replaces one dimension's list. Keys compare trimmed, lower-cased,
+#: '-' and ' ' read as '_' (dbt macro tag_key_norm): `Team`, ` team `, `Cost-Center` all match.
+DEFAULT_TAG_KEYS: dict[str, tuple[str, ...]] = {
+    "team": ("team", "team_name", "owner_team", "business_unit", "cost_center"),
+    "workload": ("workload", "workload_id", "application", "app"),
+    "environment": ("environment", "env"),
+}
+
+
+# --------------------------------------------------------------------------------------------------
 # Generated dbt files
 # --------------------------------------------------------------------------------------------------
 
@@ -278,6 +313,19 @@ def render_gpu_macros_sql() -> str:
 """
 
 
+def render_billing_defaults_sql() -> str:
+    bounds = ", ".join(f"'{k}': {v}" for k, v in PLAUSIBILITY.items())
+    units = " ".join(f"when '{c}' then {n}" for c, n in UNITS_PER_USD_CEILING.items())
+    keys = ", ".join(f"('{d}', '{k}', {i})" for d, ks in DEFAULT_TAG_KEYS.items() for i, k in enumerate(ks, 1))
+    return f"""{{# {HEADER} ({_REGENERATE}).
+   PLAUSIBILITY bounds (USD), UNITS_PER_USD_CEILING and DEFAULT_TAG_KEYS: docs/sources/billing.md. #}}
+{{% macro plausibility(name) %}}{{{{ return({{{bounds}}}[name]) }}}}{{% endmacro %}}
+{{% macro units_per_usd_ceiling(expr) %}}case {{{{ expr }}}} {units} else {UNITS_PER_USD_DEFAULT} end{{% endmacro %}}
+{{% macro default_tag_keys() %}}(values {keys}) as default_tag_keys(dimension, tag_key, key_rank){{% endmacro %}}
+{{% macro tag_key_norm(expr) %}}replace(replace(lower(trim({{{{ expr }}}})), '-', '_'), ' ', '_'){{% endmacro %}}
+"""
+
+
 def render_gpu_aliases_csv() -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -291,6 +339,7 @@ GENERATED: dict[str, Callable[[], str]] = {
     "dbt/macros/known_currencies.sql": render_known_currencies_sql,
     "dbt/macros/canonical_gpu_model.sql": render_gpu_macros_sql,
     "dbt/seeds/gpu_aliases.csv": render_gpu_aliases_csv,
+    "dbt/macros/billing_defaults.sql": render_billing_defaults_sql,
 }
 
 
@@ -318,6 +367,7 @@ def _check_lists() -> None:
     """Invariants of the lists themselves (run by the generator and by tests/test_reference.py)."""
     assert list(ISO_4217_CODES) == sorted(set(ISO_4217_CODES)), "ISO_4217_CODES: sorted, no duplicates"
     assert all(re.fullmatch(r"[A-Z]{3}", c) for c in CURRENCIES)
+    assert set(UNITS_PER_USD_CEILING) <= ISO_4217_SET, "UNITS_PER_USD_CEILING: ISO 4217 codes only"
     aliases = [a for a, _m, _n in GPU_ALIASES]
     assert len(aliases) == len(set(aliases)), "GPU_ALIASES: an alias appears twice"
     bad = [a for a in aliases if a != gpu_alias_key(a) or not a]

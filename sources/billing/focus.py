@@ -12,6 +12,7 @@ from pathlib import Path
 from sources.billing import mappings
 from sources.billing.engine import Staged, connect, direct_columns, finish
 from sources.billing.focus_csv import parse_focus_csv
+from sources.billing.gates import gate
 from sources.billing.reader import PARQUET_MAGIC, RawFile, header_keys_from_head, load_file
 from sources.common import ParseOutput, SourceFormat, UnreadableFile
 
@@ -68,13 +69,14 @@ def parse(path: Path) -> ParseOutput:
     """Parse a FOCUS CSV/CSV.gz/Parquet file into billing_charges.
 
     CSV takes the one-pass typed read of `focus_csv.py` (which hands the rare layouts it does
-    not handle to the general path); Parquet takes the general path.
+    not handle to the general path); Parquet takes the general path. Then the load-time gates
+    (`gates.py`: implausible amounts quarantined, a file without currency named).
     """
     path = Path(path)
     with open(path, "rb") as fh:
         if fh.read(4) == PARQUET_MAGIC:
-            return _parse_general(path)
-    return parse_focus_csv(path, lambda raw: _stage(path, raw), _parse_general)
+            return gate(_parse_general(path))
+    return gate(parse_focus_csv(path, lambda raw: _stage(path, raw), _parse_general))
 
 
 FORMATS = [

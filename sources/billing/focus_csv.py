@@ -53,6 +53,7 @@ from sources.billing.engine import (
 )
 from sources.billing.reader import RawFile, count_lines, csv_header, load_csv, record_start_lines
 from sources.billing.schema import DECIMAL, DECIMAL_COLUMNS, FOCUS_COLUMNS, TABLE, TIMESTAMP_COLUMNS
+from sources.billing.secrets import scrub_text
 from sources.billing.tags import normalise_distinct
 from sources.common import ParseOutput, Reject, UnreadableFile, csv_lines_after_rejects
 from sources.prices._rows import CURRENCIES
@@ -174,7 +175,8 @@ def _read(path: Path, header: list[str], names: dict[str, str], header_warnings:
             structural = [e for e in errs if e[0] != "CAST"]
             if structural:
                 etype, msg, text, _ = structural[0]
-                malformed.append(Reject(line, "malformed_row", f"{etype}: {msg}", None, text[:200]))
+                malformed.append(Reject(line, "malformed_row", scrub_text(f"{etype}: {msg}"), None,
+                                        scrub_text(text)[:200]))
             else:
                 cast_lines[line] = errs[0][2]
                 too_wide |= {by_col[e[3]] for e in errs if by_col.get(e[3]) in DECIMAL_COLUMNS}

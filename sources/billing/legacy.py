@@ -10,6 +10,7 @@ import duckdb
 
 from sources.billing import mappings
 from sources.billing.engine import Staged, connect, finish, lit
+from sources.billing.gates import gate
 from sources.billing.reader import RawFile, header_key, load_file
 from sources.common import ParseOutput, UnreadableFile
 
@@ -71,7 +72,8 @@ def parse_legacy(
     path: Path, mapping: dict[str, Any], version: str, fmt: str, required: tuple[str, ...]
 ) -> tuple[ParseOutput, duckdb.DuckDBPyConnection]:
     """Load, check the required source columns, stage with `mapping` and type. Returns the
-    output and the open connection (for format-specific warnings)."""
+    output (through the load-time gates, `gates.py`) and the open connection (for
+    format-specific warnings)."""
     con = connect()
     for macro in mappings.MACROS:
         con.execute(macro)
@@ -81,4 +83,4 @@ def parse_legacy(
     if missing:
         raise UnreadableFile(path, 1, f"required columns missing: {', '.join(missing)}")
     staged = stage(raw, mapping, version, fmt)
-    return finish(con, raw, staged), con
+    return gate(finish(con, raw, staged)), con

@@ -24,6 +24,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from sources.billing.secrets import scrub_text
 from sources.common import Reject, UnreadableFile
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -201,7 +202,7 @@ def load_csv(con: duckdb.DuckDBPyConnection, path: Path) -> RawFile:
     for line, etype, msg, text in bad:
         first_per_line.setdefault(int(line), (etype, msg, text))
     rejects = [
-        Reject(line, "malformed_row", f"{etype}: {msg}", None, (text or "")[:200])
+        Reject(line, "malformed_row", scrub_text(f"{etype}: {msg}"), None, (scrub_text(text) or "")[:200])
         for line, (etype, msg, text) in first_per_line.items()
     ]
     bad_lines = {r.line for r in rejects}

@@ -71,6 +71,21 @@ w("billing", "invoice_totals_bad.csv",
   "INV-CAT-2,ACCT-CATALOGUE,2024-10-01,USD,n/a\n"
   "INV-CAT-3,ACCT-CATALOGUE,2024-13-45,USD,0.00\n")
 
+# issue 19: plausibility gates, a file naming no currency, credentials in tags
+w("billing", "focus_quadrillion.csv", csv_text([H, row(1, BilledCost="1000000000000000.00", EffectiveCost="1000000000000000.00",
+    ChargeDescription="g6e.xlarge usage", ConsumedQuantity="1", ConsumedUnit="Hours", PricingQuantity="1", PricingUnit="Hours"),
+    R[2], R[3]]))
+w("billing", "focus_implausible_unit_price.csv", csv_text([H,
+    row(4, BilledCost="4000", EffectiveCost="4000", ChargeCategory="Usage", PricingQuantity="2", PricingUnit="Hours"),
+    row(5, BilledCost="4000", EffectiveCost="4000", ChargeCategory="Usage", PricingQuantity="5", PricingUnit="10 Hours"),
+    row(6, BilledCost="-2000000000", EffectiveCost="-2000000000", ChargeCategory="Credit")]))
+cur = ix["BillingCurrency"]
+w("billing", "focus_no_currency_column.csv", csv_text([[c for j, c in enumerate(r) if j != cur] for r in (H, R[7], R[8])]))
+w("billing", "focus_secret_tags.csv", csv_text([H,
+    row(9, Tags='{"team": "research", "deploy-token": "sk-ant-api03-CATALOGUE-0123456789abcdef"}'),
+    row(10, Tags='{"aws_key": "AKIACATALOGUE0123456", "DB_Password": "hunter2-catalogue"}'),
+    row(11, Tags='{"auth": "Bearer CATALOGUE0123456789abcdef", "ci": "ghp_CATALOGUE0123456789abcdefXYZ"}')]))
+
 # ---------------- usage ----------------
 DH = ("timestamp,hostname,gpu,uuid,modelName,GPU_I_PROFILE,GPU_I_ID,namespace,pod,container,job_id,"
       "DCGM_FI_DEV_GPU_UTIL,DCGM_FI_DEV_FB_USED,DCGM_FI_DEV_POWER_USAGE")

@@ -58,6 +58,36 @@ def _litellm_log() -> str:
     ]) + "\n"
 
 
+FOCUS_SECRETS = {  # issue 19: credentials planted in FOCUS Tags (all carry MARKER)
+    "deploy-token": "sk-ant-api03-PLANTED-0123456789abcdef",
+    "aws_access_key_id": "AKIAPLANTED012345678",
+    "db_password": "PLANTED-hunter2",
+    "ci": "ghp_PLANTED0123456789abcdefXYZ",
+}
+
+
+def _focus_with_secret_tags() -> str:
+    """Three real FOCUS sample rows whose Tags carry the planted credentials, plus a malformed line
+    (a surplus field: quarantined with its text) carrying the same Tags."""
+    import csv
+    import io
+    import json
+
+    lines = (SAMPLES / "billing" / "focus_1.0_sample_1000_multicloud.csv").read_text().splitlines()
+    header, *rows = list(csv.reader(lines[:5]))
+    tag_col, acct = header.index("Tags"), header.index("BillingAccountId")
+    for r in rows:  # an account of its own: the sample's invoice totals must still reconcile
+        r[acct] = "ACCT-SECRETS"
+    keys = list(FOCUS_SECRETS)
+    rows[0][tag_col] = json.dumps({"team": "research", keys[0]: FOCUS_SECRETS[keys[0]]})
+    rows[1][tag_col] = json.dumps({keys[1]: FOCUS_SECRETS[keys[1]], keys[2]: FOCUS_SECRETS[keys[2]]})
+    rows[2][tag_col] = json.dumps({keys[3]: FOCUS_SECRETS[keys[3]]})
+    rows[3][tag_col] = json.dumps(FOCUS_SECRETS)
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows([header, *rows[:3], rows[3] + ["surplus"]])
+    return buf.getvalue()
+
+
 def _tree(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file()}
@@ -72,6 +102,7 @@ def build_secret_run(root: Path) -> dict:
     (inputs / "billing").mkdir(parents=True)
     shutil.copy(SAMPLES / "billing" / "focus_1.0_sample_1000_multicloud.csv", inputs / "billing" / PATHLIKE)
     shutil.copy(SAMPLES / "billing" / "invoice_totals.csv", inputs / "billing" / "invoice_totals.csv")
+    (inputs / "billing" / "focus_secret_tags.csv").write_text(_focus_with_secret_tags())
     (inputs / "api_spend").mkdir()
     (inputs / "api_spend" / f"{SHELLISH}.csv").write_text(_litellm_log())
     before_inputs, before_root = _tree(inputs), {p.name for p in root.iterdir()}
@@ -138,6 +169,29 @@ def test_raw_keys_are_stored_as_their_sha256(secret_run: dict) -> None:
     assert hashlib.sha256(OPENAI_KEY.encode()).hexdigest() in hashes
     assert hashlib.sha256(ANTHROPIC_KEY.encode()).hexdigest() in hashes
     assert rejects == [("malformed_line", 5)]  # the quarantined line is named, its key is not kept
+
+
+def test_focus_tag_credentials_are_stored_as_their_sha256(secret_run: dict) -> None:
+    """Issue 19: each planted tag value is in raw and in the published ledger only as sha256:<hex>;
+    the malformed line is quarantined by line, without its credentials."""
+    import json
+
+    from sources.billing.secrets import redact
+
+    want = {k: redact(v) for k, v in FOCUS_SECRETS.items()}
+    for db, sql in (("ledger.duckdb", "select Tags::varchar from raw.billing_charges where _source_file = ?"),
+                    ("serving.duckdb", "select Tags::varchar from ledger_focus where x_source_file = ?")):
+        con = duckdb.connect(str(secret_run["home"] / db), read_only=True)
+        try:
+            tags = [json.loads(t) for (t,) in con.execute(sql, ["focus_secret_tags.csv"]).fetchall()]
+            rejects = con.execute("select rule, line from " + ("audit.dq_rejects" if db == "ledger.duckdb" else "dq_rejects")
+                                  + " where file_name = 'focus_secret_tags.csv'").fetchall()
+        finally:
+            con.close()
+        stored = {k: v for t in tags for k, v in t.items() if k in want}
+        assert stored == want, db
+        assert {t.get("team") for t in tags} >= {"research"}  # ordinary tags are untouched
+        assert rejects == [("malformed_row", 5)]
 
 
 def test_landed_names_come_from_content_and_nothing_is_written_outside_home(secret_run: dict) -> None:

@@ -77,15 +77,16 @@ def test_cur_refund_credit_sp_and_bad_rows(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- Azure
 AZ = F + "/azure_export_headersets"
 AZURE_FILES = {
-    # file: (rows, rejects, cost column for the independent total, currency)
+    # file: (rows, rejects, cost column for the independent total, currency). The two files with no
+    # currency column carry one file-level `missing_currency_column` entry (line None, no row dropped).
     F + "/azure_ea_cost_export_sample_anonymized.csv": (27, 0, "CostInBillingCurrency", "CAD"),
     AZ + "/BOM.csv": (0, 1, None, None),
     AZ + "/Enterprise.csv": (1, 0, "CostInBillingCurrency", "CAD"),
     AZ + "/EnterpriseCamel.csv": (1, 0, "costInBillingCurrency", "USD"),
     AZ + "/German.csv": (1, 0, "PreTaxCost (PreTaxCost)", "USD"),
-    AZ + "/MissingBrackets_values.csv": (1, 0, "costinbillingcurrency", None),
+    AZ + "/MissingBrackets_values.csv": (1, 1, "costinbillingcurrency", None),
     AZ + "/PayAsYouGo.csv": (1, 0, "PreTaxCost", "USD"),
-    AZ + "/Template_values.csv": (87, 0, "costinbillingcurrency", None),
+    AZ + "/Template_values.csv": (87, 1, "costinbillingcurrency", None),
     AZ + "/YA.csv": (1, 0, "costInBillingCurrency", "USD"),
 }
 
@@ -97,6 +98,8 @@ def test_azure_every_header_set(public_data: Path, rel: str) -> None:
     rows, rejects, cost, currency = AZURE_FILES[rel]
     out = azure_export.parse(path)
     assert out.row_count() == rows and len(out.rejects) == rejects
+    if currency is None and rows:
+        assert [(r.line, r.rule) for r in out.rejects] == [(None, "missing_currency_column")]
     if rows:
         con = _db(out)
         totals = dict(con.execute("select BillingCurrency, sum(BilledCost) from raw.billing_charges group by 1").fetchall())

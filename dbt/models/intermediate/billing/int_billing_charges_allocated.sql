@@ -1,7 +1,11 @@
--- Allocation keys for every current charge: team, workload and environment from tags, with the
--- registry's precedence (policies.tag_keys; keys compared case- and whitespace-insensitively,
--- values matched against team ids and aliases), then sub-account mappings. What resolves to
--- nothing is '(unallocated)', never dropped.
+-- Allocation keys for every current charge: team, workload and environment from tags, then
+-- sub-account mappings. What resolves to nothing is '(unallocated)', never dropped.
+-- Tag keys per dimension: the registry's policies.tag_keys.<dimension> when given, else the built-in
+-- defaults (warehouse/reference.py DEFAULT_TAG_KEYS, macro default_tag_keys); keys compared by
+-- tag_key_norm (trimmed, lower case, '-' and ' ' as '_'). Team values match team ids, aliases,
+-- cost centres and tag_value mappings; with NO team registry at all, the tag value itself
+-- (trimmed, lower-cased) is the team (x_allocation_basis 'tag (unregistered)'), so a bare FOCUS
+-- export still allocates (docs/registry.md "Tag-key defaults").
 with charges as (
     select * from {{ ref('int_billing_charges_current') }}
 ),
@@ -35,9 +39,20 @@ key_positions as (
     from key_lists
 ),
 
-key_rank as (
-    select dimension, lower(trim(key_name)) as tag_key, key_rank
+registry_keys as (
+    select dimension, {{ tag_key_norm('key_name') }} as tag_key, key_rank
     from key_positions
+),
+
+key_rank as (
+    select dimension, tag_key, key_rank from registry_keys
+    union all
+    select dimension, tag_key, key_rank from {{ default_tag_keys() }}
+    where dimension not in (select dimension from registry_keys)
+),
+
+registry_state as (
+    select count(*) > 0 as has_teams from teams
 ),
 
 charge_tag_keys as (
@@ -47,7 +62,7 @@ charge_tag_keys as (
 ),
 
 charge_tags as (
-    select charge_key, lower(trim(raw_key)) as tag_key, trim({{ json_text('Tags', 'raw_key') }}) as tag_value
+    select charge_key, {{ tag_key_norm('raw_key') }} as tag_key, trim({{ json_text('Tags', 'raw_key') }}) as tag_value
     from charge_tag_keys
 ),
 
@@ -56,14 +71,21 @@ team_names as (
     union
     select lower(trim(a.alias)), team_id from teams, {{ lateral_explode(json_string_list('teams.aliases')) }} as a(alias)
     union
+    select lower(trim(cost_center)), team_id from teams where cost_center is not null
+    union
     select match_value, team_id from mappings where kind = 'tag_value' and team_id is not null
 ),
 
 team_from_tags as (
-    select charge_tags.charge_key, min_by(team_names.team_id, key_rank.key_rank) as team_id
+    select charge_tags.charge_key,
+           min_by(coalesce(team_names.team_id, lower(charge_tags.tag_value)), key_rank.key_rank) as team_id,
+           max(case when team_names.team_id is null then 1 else 0 end) = 1 as unregistered
     from charge_tags
+    cross join registry_state
     inner join key_rank on key_rank.dimension = 'team' and key_rank.tag_key = charge_tags.tag_key
-    inner join team_names on team_names.match_value = lower(charge_tags.tag_value)
+    left join team_names on team_names.match_value = lower(charge_tags.tag_value)
+    where charge_tags.tag_value <> ''
+      and (team_names.team_id is not null or not registry_state.has_teams)
     group by all
 ),
 
@@ -100,6 +122,7 @@ final as (
         workload_from_tags.workload_id as x_workload_id,
         environment_from_tags.environment as x_environment,
         case
+            when team_from_tags.team_id is not null and team_from_tags.unregistered then 'tag (unregistered)'
             when team_from_tags.team_id is not null then 'tag'
             when subaccount_teams.team_id is not null then 'subaccount'
             when workloads.team_id is not null then 'workload owner'

@@ -33,7 +33,8 @@ matched as (
            -- the longest SKU named wins; equal lengths are decided by name, so every engine agrees
            max_by(instance_map.gpu_model, lpad(cast(length(instance_map.sku) as string), 4, '0') || instance_map.sku) as gpu_model,
            max_by(instance_map.gpu_count, lpad(cast(length(instance_map.sku) as string), 4, '0') || instance_map.sku) as gpu_count,
-           max_by(instance_map.sku, lpad(cast(length(instance_map.sku) as string), 4, '0') || instance_map.sku) as instance_type
+           max_by(instance_map.sku, lpad(cast(length(instance_map.sku) as string), 4, '0') || instance_map.sku) as instance_type,
+           max(provider_names.provider) as provider
     from tokens
     inner join charges on charges.charge_key = tokens.charge_key
     inner join provider_names on provider_names.provider_name = lower(charges.ProviderName)
@@ -45,6 +46,7 @@ matched as (
 final as (
     select
         matched.charge_key,
+        matched.provider,
         matched.instance_type,
         matched.gpu_model,
         matched.gpu_count,

@@ -1,0 +1,118 @@
+"""Load-time gates on parsed bill lines (issue 19): impossible amounts never reach raw, and a file
+that names no currency says so in dq_rejects.
+
+Bounds live in ONE place, `warehouse.reference.PLAUSIBILITY` (USD; other currencies scaled by
+`UNITS_PER_USD_CEILING`); docs/sources/billing.md "Plausibility gates" explains them.
+
+- `implausible_amount`: |BilledCost| or |EffectiveCost| above `max_line_amount`. The line is
+  quarantined (dropped from the table, one reject naming the column, value and bound).
+- `implausible_unit_price`: a Usage line priced in hours (PricingUnit, else ConsumedUnit, such as
+  `Hours`, `1 Hour`, `10 Hours`) whose |BilledCost| / hours is above `max_per_hour`; judged only
+  when |BilledCost| >= `unit_check_min_amount` (cent rounding of a tiny line is no price).
+- `missing_currency_column`: the file has rows and none names a currency (no BillingCurrency
+  column, or an empty one). The rows still load (staging gives them ISO 'XXX', "no currency",
+  so they never add up with real money: the FOCUS spec examples are such files) but one
+  file-level reject row (line NULL) names the file in audit.dq_rejects. It drops no row.
+
+One DuckDB query over the Arrow table; no Python per row.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sources.billing.schema import TABLE
+from sources.common import ParseOutput, Reject
+from warehouse.reference import PLAUSIBILITY, UNITS_PER_USD_CEILING, UNITS_PER_USD_DEFAULT
+
+#: Hour units a price may be stated in: `Hours`, `Hour`, `Hrs`, `1 Hour`, `10 Hours`, `Instance Hours`.
+HOUR_UNIT = r"^\s*([0-9]+)?\s*(instance[ -])?(hours?|hrs?|h)\s*$"
+BOUND_SOURCE = "warehouse/reference.py PLAUSIBILITY"
+
+
+def _factor_sql(col: str) -> str:
+    whens = " ".join(f"when '{c}' then {n}" for c, n in UNITS_PER_USD_CEILING.items())
+    return f"(case upper(trim({col})) {whens} else {UNITS_PER_USD_DEFAULT} end)"
+
+
+def _num(name: str) -> str:
+    return f"cast({PLAUSIBILITY[name]} as double)"
+
+
+def implausible(tbl: pa.Table) -> list[Reject]:
+    """Rejects for the lines of `tbl` (a billing_charges table) that break a plausibility bound."""
+    cols = set(tbl.column_names)
+    if tbl.num_rows == 0 or "BilledCost" not in cols:
+        return []
+
+    def col(name: str) -> str:
+        return f'"{name}"' if name in cols else "null"
+
+    factor = _factor_sql(col("BillingCurrency")) if "BillingCurrency" in cols else "1"
+    unit = f"coalesce({col('PricingUnit')}, {col('ConsumedUnit')})"
+    qty = f"case when {col('PricingUnit')} is not null then {col('PricingQuantity')} else {col('ConsumedQuantity')} end"
+    con = duckdb.connect()
+    try:
+        con.register("_lines", tbl)
+        rows = con.execute(f"""
+            with t as (
+                select _source_line, cast("BilledCost" as double) as billed,
+                       cast({col('EffectiveCost')} as double) as effective,
+                       coalesce(upper(trim({col('BillingCurrency')})), 'XXX') as cur, {factor} as f,
+                       {col('ChargeCategory')} as category,
+                       cast({qty} as double) * coalesce(cast(nullif(regexp_extract(lower({unit}), '{HOUR_UNIT}', 1), '')
+                           as double), 1) as hours,
+                       regexp_matches(lower(coalesce({unit}, '')), '{HOUR_UNIT}') as per_hour
+                from _lines
+            )
+            select _source_line, 'implausible_amount', 'BilledCost', billed, cur, {_num('max_line_amount')} * f
+            from t where abs(billed) > {_num('max_line_amount')} * f
+            union all
+            select _source_line, 'implausible_amount', 'EffectiveCost', effective, cur, {_num('max_line_amount')} * f
+            from t where abs(effective) > {_num('max_line_amount')} * f and not abs(billed) > {_num('max_line_amount')} * f
+            union all
+            select _source_line, 'implausible_unit_price', 'BilledCost', abs(billed) / hours, cur, {_num('max_per_hour')} * f
+            from t where per_hour and category = 'Usage' and hours > 0
+              and abs(billed) >= {_num('unit_check_min_amount')} * f
+              and abs(billed) / hours > {_num('max_per_hour')} * f
+              and not abs(billed) > {_num('max_line_amount')} * f
+            order by 1, 2
+        """).fetchall()
+    finally:
+        con.close()
+    out = []
+    for line, rule, column, value, cur, bound in rows:
+        name, what = (("max_per_hour", "per hour") if rule == "implausible_unit_price"
+                      else ("max_line_amount", "on one line"))
+        out.append(Reject(
+            int(line), rule,
+            f"{column} {_fmt(value)} {cur} {what} is above the ceiling of {_fmt(bound)} {cur} "
+            f"({BOUND_SOURCE}['{name}'])", column, f"{Decimal(repr(value)):f}"))
+    return out
+
+
+def _fmt(x: float) -> str:
+    return f"{Decimal(repr(x)):,.2f}"
+
+
+def gate(output: ParseOutput) -> ParseOutput:
+    """Quarantine implausible lines; add the file-level `missing_currency_column` entry."""
+    tbl = output.tables.get(TABLE)
+    if tbl is None or tbl.num_rows == 0:
+        return output
+    bad = implausible(tbl)
+    if bad:
+        lines = pa.array(sorted({r.line for r in bad}), pa.int64())
+        tbl = tbl.filter(pc.invert(pc.is_in(tbl["_source_line"].cast(pa.int64()), value_set=lines)))
+    rejects = [*output.rejects, *bad]
+    no_currency = "BillingCurrency" not in tbl.column_names or tbl["BillingCurrency"].null_count == tbl.num_rows
+    if tbl.num_rows and no_currency:
+        rejects.insert(0, Reject(
+            None, "missing_currency_column",
+            f"no BillingCurrency in this file: its {tbl.num_rows} rows load with currency XXX (no currency), "
+            "never added to real money; re-export with BillingCurrency", "BillingCurrency", None))
+    return ParseOutput(tables={**output.tables, TABLE: tbl}, rejects=rejects, warnings=output.warnings)
