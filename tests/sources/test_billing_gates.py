@@ -167,3 +167,14 @@ def test_is_secret(key: str, value: str, secret: bool) -> None:
 def test_scrub_text_keeps_the_rest() -> None:
     assert scrub_text("MISSING COLUMNS: Expected 11 Found 3") == "MISSING COLUMNS: Expected 11 Found 3"
     assert scrub_text(f"a,{AWS},b") == f"a,{redact(AWS)},b"
+
+
+def test_credentials_in_extra_columns_are_redacted(tmp_path: Path) -> None:
+    header = HEADER.rstrip("\n") + ",x_DeployToken,x_Note,x_CostCenter\n"
+    path = _write(tmp_path, _line("Usage", "1").rstrip("\n") + ",abc123def456ghi,Bearer UNITTEST0123456789abc,cc-1\n",
+                  _line("Usage", "2").rstrip("\n") + ",,,cc-2\n", header=header)
+    out = focus.parse(path)
+    extra = [json.loads(x) for x in out.tables["billing_charges"]["x_extra"].to_pylist()]
+    assert extra == [{"x_DeployToken": redact("abc123def456ghi"), "x_Note": redact("Bearer UNITTEST0123456789abc"),
+                      "x_CostCenter": "cc-1"}, {"x_CostCenter": "cc-2"}]
+    assert "x_extra: 2 value(s) holding a credential stored only as their sha256" in out.warnings
