@@ -121,6 +121,10 @@ def build_mart_suites() -> tuple[Suite, ...]:
              non_negative("produced", "accepted"),
              ordered("accepted", "produced"),
              ratio("accepted_ratio")),
+        # Bill vs list price (issue 19): dbt tests the key and the flag vocabulary.
+        mart("fct_bill_vs_list_price",
+             known_currency("currency"),
+             positive("gpu_hours", "list_per_gpu_hour")),
         # Chargeback -> showback bridge and budgets: dbt tests their keys and not-nulls.
         mart("fct_cost_bridge",
              known_currency("currency"),
