@@ -145,4 +145,16 @@ def build_mart_suites() -> tuple[Suite, ...]:
         mart("fct_workload_cost_lines",
              not_null("workload_id", "period", "component", "amount", "currency"),
              known_currency("currency")),
+        # Anomalies and forecasts (issue 21): dbt tests the keys, not-nulls and direction vocabulary.
+        mart("fct_cost_anomalies",
+             known_currency("currency"),
+             positive("scaled_mad"),
+             ordered("expected_low", "expected_high")),
+        mart("fct_anomaly_coverage",
+             known_currency("currency"),
+             ordered("scored_days", "series_days")),
+        mart("fct_spend_forecast",
+             known_currency("currency"),
+             between("horizon", 0, 3),
+             ordered("forecast_low", "forecast_high")),
     )

@@ -1,0 +1,36 @@
+-- Ledger cost per day: each ledger_focus line's EffectiveCost on the days of its charge period
+-- (ChargePeriodStart's day; a line spanning several days is spread evenly over them, a line
+-- without an end or shorter than a day stays on its start day), with the dimensions anomalies are
+-- watched on and the sub-dimensions a root cause is named in.
+with lines as (
+    select
+        cast(ChargePeriodStart as date) as first_day,
+        case
+            when ChargePeriodEnd is null or ChargePeriodEnd <= ChargePeriodStart then 1
+            else greatest(cast(ceil({{ hours_between('ChargePeriodStart', 'ChargePeriodEnd') }} / 24.0) as integer), 1)
+        end as n_days,
+        BillingCurrency as currency,
+        EffectiveCost as cost,
+        coalesce(x_team, '(none)') as team,
+        coalesce(x_workload_id, '(none)') as workload,
+        coalesce(ProviderName, '(none)') as provider,
+        coalesce(ServiceName, '(none)') as service,
+        x_gpu_model as gpu_model,
+        coalesce(SkuId, '(none)') as sku,
+        coalesce(ResourceId, '(none)') as resource
+    from {{ ref('ledger_focus') }}
+    where EffectiveCost is not null and ChargePeriodStart is not null and BillingCurrency is not null
+),
+
+spread as (
+    select
+        lines.first_day + cast(d.day_offset as integer) as day,
+        lines.currency,
+        lines.team, lines.workload, lines.provider, lines.service, lines.gpu_model, lines.sku, lines.resource,
+        {{ money('lines.cost / lines.n_days') }} as cost
+    from lines, {{ lateral_explode(int_series(0, 'lines.n_days - 1')) }} as d(day_offset)
+)
+
+select day, currency, team, workload, provider, service, gpu_model, sku, resource, {{ money('sum(cost)') }} as cost
+from spread
+group by day, currency, team, workload, provider, service, gpu_model, sku, resource

@@ -1,0 +1,137 @@
+"""Spend anomalies with a root cause and chargeback forecasts, by hand (issue 21).
+
+One refresh of tests/fixtures/anomalies/spike_2025-04/ (registry: teams alpha 3000 USD, beta
+10000 EUR, gamma 1000 EUR; policy anomaly_detection {min_history_days 7, window_days 28,
+min_abs_impact 10, min_pct 0.5, k 4}; mad_floor_pct takes its default 0.05). FOCUS 1.2, April 2025,
+one line per resource and day (ChargePeriodStart..+1 day):
+
+alpha USD  m7i.48xlarge on i-alpha-base   100/day  2025-04-01..21
+           r7i.48xlarge on i-alpha-burst  500      2025-04-21 only    -> day 21 = 600
+beta  EUR  D96as_v5 on vm-beta-1          200/day  2025-04-01..21     (steady)
+gamma EUR  D16as_v5 on vm-gamma-1          50/day  2025-04-19..21     (3 days: not enough history)
+
+Anomaly on 2025-04-21, team alpha (and the USD provider/service/workload series, which are alpha's):
+  history = days 1..20 (20 days >= 7), all 100 -> expected = median = 100, MAD = 0
+  scaled_mad = max(1.4826 x 0, 0.05 x 100, 0.01) = 5
+  score = (600 - 100) / 5 = 100 >= 4; band 100 +- 4 x 5 = [80, 120]
+  impact = 500 >= 10; impact_pct = 500 / 100 = 5.0 >= 0.5 -> spike
+  root cause: sku r7i.48xlarge: today 500, own median over days 1..20 = 0 -> +500 (100% of 500);
+  resource i-alpha-burst explains 100% too; the tie goes to sku. m7i moved 0.
+No other anomaly: alpha days 8..20 are 100 = expected; the EUR provider/service series go
+200 -> 250 on day 19 (+50 = 25% < min_pct 50%); beta is flat.
+
+Forecast, team alpha, USD (chargeback total_cost = EffectiveCost, amortised basis):
+  April so far 20 x 100 + 600 = 2600 over 21 observed days (last cost day 2025-04-21 < 04-30: open)
+  run-rate 2600 / 21 = 123.8095.../day; month-end 2600 x 30 / 21 = 3714.29 > budget 3000
+  breach: cumulative 123.8095 x n > 3000 first at n = floor(3000 / 123.8095) + 1 = floor(24.23) + 1
+          = 25 -> 2025-04-25
+  May: 2600 x 31 / 21 = 3838.10, breach 2025-05-25; June 2600 x 30 / 21 = 3714.29, breach 2025-06-25
+beta, EUR: 200 x 21 = 4200; month-end 4200 x 30 / 21 = 6000 <= 10000: no breach.
+gamma, EUR: 150 over 21 observed days (the currency's last cost day) -> 150 x 30 / 21 = 214.29.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE = REPO / "tests" / "fixtures" / "anomalies" / "spike_2025-04"
+CENT = Decimal("0.01")
+SPIKE_DAY = dt.date(2025, 4, 21)
+
+
+def build_home(root: Path) -> dict:
+    from pipelines.cli import execute_refresh
+
+    inputs = root / "inputs"
+    shutil.copytree(FIXTURE, inputs)
+    home = root / "home"
+    ok, _run_id, reason = execute_refresh(home, inputs)
+    return {"ok": ok, "reason": reason, "home": home}
+
+
+@pytest.fixture(scope="module")
+def con(tmp_path_factory: pytest.TempPathFactory):
+    run = build_home(tmp_path_factory.mktemp("anomalies"))
+    assert run["ok"], run["reason"]
+    con = duckdb.connect(str(run["home"] / "serving.duckdb"), read_only=True)
+    yield con
+    con.close()
+
+
+def rows(con, sql: str, params=()) -> list[dict]:
+    cur = con.execute(sql, list(params))
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def cents(value) -> Decimal:
+    return Decimal(value).quantize(CENT)
+
+
+def test_the_spike_day_is_the_only_anomaly(con) -> None:
+    found = rows(con, "select * from fct_cost_anomalies order by dimension")
+    assert found, "no anomaly found"
+    assert {(r["day"], r["currency"], r["direction"]) for r in found} == {(SPIKE_DAY, "USD", "spike")}
+    team = [r for r in found if r["dimension"] == "team"]
+    assert [r["dimension_value"] for r in team] == ["alpha"]
+    # every USD series (team, workload, provider, service) is alpha's: the same figures on each
+    assert {r["dimension"] for r in found} >= {"team", "provider", "service"}
+    for r in found:
+        assert cents(r["actual"]) == Decimal("600.00")
+        assert cents(r["expected"]) == Decimal("100.00")
+        assert cents(r["scaled_mad"]) == Decimal("5.00")
+        assert (cents(r["expected_low"]), cents(r["expected_high"])) == (Decimal("80.00"), Decimal("120.00"))
+        assert r["score"] == pytest.approx(100.0)
+        assert cents(r["impact_abs"]) == Decimal("500.00")
+        assert r["impact_pct"] == pytest.approx(5.0)
+        assert r["history_days"] == 20
+
+
+def test_root_cause_is_the_spiking_sku(con) -> None:
+    for r in rows(con, "select * from fct_cost_anomalies"):
+        assert r["root_cause_dimension"] == "sku", r
+        assert r["root_cause"] == "sku r7i.48xlarge +500.00 (100%)", r
+        assert r["root_cause_share"] == pytest.approx(1.0)
+
+
+def test_steady_and_short_series_yield_none(con) -> None:
+    assert rows(con, "select * from fct_cost_anomalies where currency = 'EUR' or dimension_value in ('beta', 'gamma')") == []
+    coverage = {r["dimension_value"]: r for r in rows(con, "select * from fct_anomaly_coverage where dimension = 'team'")}
+    assert coverage["gamma"]["status"] == "not enough history" and coverage["gamma"]["series_days"] == 3
+    assert coverage["beta"]["status"] == "monitored" and coverage["beta"]["anomalies"] == 0
+    assert coverage["beta"]["scored_days"] == 21 - 7  # days 8..21 have >= 7 days of history
+    assert coverage["alpha"]["anomalies"] == 1
+
+
+def forecast(con, team: str, horizon: int) -> dict:
+    found = rows(con, "select * from fct_spend_forecast where team_id = ? and horizon = ?", [team, horizon])
+    assert len(found) == 1, (team, horizon, found)
+    return found[0]
+
+
+def test_forecast_and_budget_breach_by_hand(con) -> None:
+    april = forecast(con, "alpha", 0)
+    assert april["method"] == "run-rate" and april["days_observed"] == 21
+    assert cents(april["actual_to_date"]) == Decimal("2600.00")
+    assert cents(april["forecast"]) == Decimal("3714.29")
+    assert cents(april["budget_monthly"]) == Decimal("3000.00")
+    assert april["forecast_exceeds_budget"] is True
+    assert april["budget_breach_date"] == dt.date(2025, 4, 25)
+    assert april["forecast_low"] < april["forecast"] < april["forecast_high"]
+    may = forecast(con, "alpha", 1)
+    assert may["forecast_month"] == dt.date(2025, 5, 1)
+    assert cents(may["forecast"]) == Decimal("3838.10")
+    assert may["budget_breach_date"] == dt.date(2025, 5, 25)
+    assert forecast(con, "alpha", 3)["forecast_month"] == dt.date(2025, 7, 1)
+
+    beta = forecast(con, "beta", 0)
+    assert cents(beta["forecast"]) == Decimal("6000.00")
+    assert beta["forecast_exceeds_budget"] is False and beta["budget_breach_date"] is None
+    assert cents(forecast(con, "gamma", 0)["forecast"]) == Decimal("214.29")
