@@ -367,5 +367,32 @@ def prepare(
     console.print(f"dbt manifest: {parse_manifest(force=not if_stale)}")
 
 
+export_app = typer.Typer(help="Export the published ledger for other tools.", no_args_is_help=True)
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("focus")
+def export_focus_command(
+    out: Path = typer.Option(..., help="folder to write focus_<YYYY-MM>.<format> files into"),
+    home: Optional[Path] = typer.Option(None, help="warehouse home holding serving.duckdb"),
+    format: str = typer.Option("parquet", "--format", help="parquet (default) or csv"),
+    month: Optional[str] = typer.Option(None, help="only this billing period, YYYY-MM (default: every month)"),
+) -> None:
+    """Write the published ledger as FOCUS 1.3 (split allocation rows included), one file per billing period."""
+    from warehouse.export import FORMATS, export_focus
+
+    paths = _home(home)
+    if format not in FORMATS:
+        _usage_error(f"--format {format}: expected one of {', '.join(FORMATS)}")
+    if month is not None and not _is_month(month):
+        _usage_error(f"--month {month}: expected a month as YYYY-MM, e.g. 2025-04")
+    _require_published(paths)
+    try:
+        written = export_focus(paths.serving_db, out, fmt=format, month=month)
+    except serving.NotPublished as exc:
+        _usage_error(str(exc), code=1)
+    console.print("\n".join([*map(str, written), f"{len(written)} files written"]))
+
+
 if __name__ == "__main__":
     app()

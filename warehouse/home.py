@@ -86,6 +86,10 @@ class Home:
         return self.root / "decisions"
 
     @property
+    def exports(self) -> Path:
+        return self.root / "exports"
+
+    @property
     def dbt_docs(self) -> Path:
         return self.root / "dbt-docs"
 

@@ -145,6 +145,12 @@ def build_mart_suites() -> tuple[Suite, ...]:
         mart("fct_workload_cost_lines",
              not_null("workload_id", "period", "component", "amount", "currency"),
              known_currency("currency")),
+        # FOCUS 1.3 export (issue 22): dbt tests the key and the partition of the ledger.
+        mart("fct_focus_export",
+             known_currency("BillingCurrency"),
+             in_set("ChargeCategory", FOCUS_ENUMS["ChargeCategory"]),
+             in_set("AllocatedMethodId", ("proportional-direct-cost", "proportional-used-gpu-hours", "owner",
+                                          "separate-idle"))),
         # Anomalies and forecasts (issue 21): dbt tests the keys, not-nulls and direction vocabulary.
         mart("fct_cost_anomalies",
              known_currency("currency"),

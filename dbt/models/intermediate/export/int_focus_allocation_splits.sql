@@ -1,0 +1,152 @@
+-- How every ledger line splits by allocation, line by line (issue 22: FOCUS 1.3 split cost
+-- allocation). int_chargeback_lines only holds team totals per basis, so the per-line split is
+-- computed here with the chargeback's own weights on the registry's chosen basis (policy
+-- chargeback_basis):
+--   * a GPU usage line with idle time (int_gpu_idle_by_workload.idle_share) splits into its used
+--     portion (kept by the line's team, method 'owner') and its idle portion, placed by idle_policy:
+--     separate -> '(idle)' ('separate-idle'), owner_team -> the line's team ('owner'),
+--     share_by_usage -> the month's teams by used GPU-hours ('proportional-used-gpu-hours');
+--   * a shared line (untagged governance/security/identity/management, or team 'shared'), and unused
+--     commitment under unused_commitment_policy 'spread', splits over the period's teams by their
+--     direct cost share ('proportional-direct-cost');
+--   * every other line is one unsplit part (method null).
+-- Each part's amounts are exact to 12 decimals; the rounding remainder of a split goes to its largest
+-- share, so the parts of a line add up to the line exactly (assert_focus_export_partitions_ledger).
+with policies as (
+    select * from {{ ref('int_cost_policies') }}
+),
+
+ledger as (
+    select
+        ledger.x_charge_key,
+        cast(ledger.BillingPeriodStart as date) as billing_period_start,
+        ledger.BillingCurrency as currency,
+        ledger.x_team,
+        ledger.x_workload_id,
+        case
+            when ledger.ChargeCategory = 'Credit' then 'credits'
+            when ledger.ChargeCategory = 'Tax' then 'tax'
+            when ledger.CommitmentDiscountStatus = 'Unused' then 'unused_pool'
+            when ledger.x_team = 'shared'
+                or (ledger.x_team = '(unallocated)'
+                    and ledger.ServiceCategory in ('Management and Governance', 'Security', 'Identity'))
+                then 'shared_pool'
+            else 'direct_cost'
+        end as line_kind,
+        cast(coalesce(idle.idle_share, 0) as decimal(18, 12)) as idle_share,
+        case when policies.chargeback_basis = 'billed' then ledger.BilledCost
+             else coalesce(ledger.EffectiveCost, ledger.BilledCost) end as basis_cost
+    from {{ ref('ledger_focus') }} as ledger
+    cross join policies
+    left join {{ ref('int_gpu_idle_by_workload') }} as idle
+        on idle.workload_id = ledger.x_workload_id and idle.day = cast(ledger.ChargePeriodStart as date)
+        and ledger.x_gpu_model is not null and ledger.ChargeCategory = 'Usage'
+        and coalesce(ledger.CommitmentDiscountStatus, '') <> 'Unused'
+),
+
+direct_weights as (
+    -- The chargeback's weights: each team's direct cost of the period and currency on the chosen basis.
+    select billing_period_start, currency, x_team as team_id,
+           sum({{ money('basis_cost - ' ~ money('basis_cost * idle_share')) }}) as weight
+    from ledger
+    where line_kind = 'direct_cost' and x_team <> '(unallocated)'
+    group by billing_period_start, currency, x_team
+),
+
+direct_totals as (
+    select billing_period_start, currency, sum(weight) as weight_total
+    from direct_weights
+    group by billing_period_start, currency
+    having sum(weight) > 0
+),
+
+usage_weights as (
+    select cast(date_trunc('month', day) as date) as billing_period_start, team_id, sum(used_gpu_hours) as weight
+    from {{ ref('fct_gpu_utilisation_daily') }}
+    where team_id <> '(unallocated)' and used_gpu_hours > 0
+    group by cast(date_trunc('month', day) as date), team_id
+),
+
+usage_totals as (
+    select billing_period_start, sum(weight) as weight_total from usage_weights group by billing_period_start
+),
+
+rest_spread as (
+    select ledger.x_charge_key, 'rest' as portion, direct_weights.team_id, cast(null as string) as workload_id,
+           'proportional-direct-cost' as method,
+           {{ money('direct_weights.weight') }} as weight, {{ money('direct_totals.weight_total') }} as weight_total
+    from ledger
+    cross join policies
+    inner join direct_totals
+        on direct_totals.billing_period_start = ledger.billing_period_start and direct_totals.currency = ledger.currency
+    inner join direct_weights
+        on direct_weights.billing_period_start = ledger.billing_period_start and direct_weights.currency = ledger.currency
+    -- A team with no direct cost would take a zero share: no row for it.
+    where direct_weights.weight <> 0
+        and (ledger.line_kind = 'shared_pool'
+             or (ledger.line_kind = 'unused_pool' and policies.unused_commitment_policy = 'spread'))
+),
+
+rest_single as (
+    select ledger.x_charge_key, 'rest' as portion,
+           case when ledger.line_kind in ('shared_pool', 'unused_pool') then '(unallocated)' else ledger.x_team end
+               as team_id,
+           ledger.x_workload_id as workload_id,
+           case when ledger.idle_share > 0 then 'owner' end as method,
+           {{ money('1') }} as weight, {{ money('1') }} as weight_total
+    from ledger
+    where ledger.x_charge_key not in (select x_charge_key from rest_spread)
+),
+
+idle_spread as (
+    select ledger.x_charge_key, 'idle' as portion, usage_weights.team_id, cast(null as string) as workload_id,
+           'proportional-used-gpu-hours' as method,
+           {{ money('usage_weights.weight') }} as weight, {{ money('usage_totals.weight_total') }} as weight_total
+    from ledger
+    cross join policies
+    inner join usage_totals on usage_totals.billing_period_start = ledger.billing_period_start
+    inner join usage_weights on usage_weights.billing_period_start = ledger.billing_period_start
+    where ledger.idle_share > 0 and policies.idle_policy = 'share_by_usage'
+),
+
+idle_single as (
+    select ledger.x_charge_key, 'idle' as portion,
+           case when policies.idle_policy = 'owner_team' then ledger.x_team else '(idle)' end as team_id,
+           ledger.x_workload_id as workload_id,
+           case when policies.idle_policy = 'owner_team' then 'owner' else 'separate-idle' end as method,
+           {{ money('1') }} as weight, {{ money('1') }} as weight_total
+    from ledger
+    cross join policies
+    where ledger.idle_share > 0
+        and ledger.x_charge_key not in (select x_charge_key from idle_spread)
+),
+
+targets as (
+    select * from rest_spread
+    union all select * from rest_single
+    union all select * from idle_spread
+    union all select * from idle_single
+),
+
+ranked as (
+    select
+        targets.*,
+        ledger.idle_share,
+        cast(case when targets.portion = 'idle' then ledger.idle_share else 1 - ledger.idle_share end as decimal(18, 12))
+            as portion_fraction,
+        cast(targets.weight / targets.weight_total as decimal(18, 12)) as share,
+        row_number() over (partition by targets.x_charge_key, targets.portion
+                           order by targets.weight desc, targets.team_id) as share_rank,
+        count(*) over (partition by targets.x_charge_key) as parts_of_line
+    from targets
+    inner join ledger on ledger.x_charge_key = targets.x_charge_key
+),
+
+final as (
+    select
+        x_charge_key, portion, team_id, workload_id,
+        method, weight, weight_total, share, share_rank, idle_share, portion_fraction, parts_of_line
+    from ranked
+)
+
+select * from final

@@ -1,0 +1,101 @@
+-- The published ledger as a FOCUS 1.3 dataset (issue 22; `gpu-ledger export focus` writes it to files).
+-- One row per part of a ledger line (int_focus_allocation_splits): an unsplit line is one row with
+-- the Allocated* columns null; a line split by allocation (shared cost spread to teams, idle GPU time,
+-- unused commitment under the spread policy) is one row per part, its costs the part's share of the
+-- line with the rounding remainder on the largest share, so the rows of a line add up to the line
+-- exactly (blocking test assert_focus_export_partitions_ledger). FOCUS 1.3 names: ProviderName is
+-- ServiceProviderName (and HostProviderName); GPU Ledger's own columns are x_ columns.
+{%- set costs = ['BilledCost', 'EffectiveCost', 'ListCost', 'ContractedCost'] %}
+with ledger as (
+    select * from {{ ref('ledger_focus') }}
+),
+
+splits as (
+    select * from {{ ref('int_focus_allocation_splits') }}
+),
+
+parts as (
+    select
+        splits.portion, splits.team_id, splits.workload_id, splits.method, splits.weight, splits.weight_total,
+        splits.share, splits.share_rank, splits.idle_share, splits.portion_fraction, policies.chargeback_basis,
+        ledger.*,
+        {%- for c in costs %}
+        case when splits.portion = 'idle' then {{ money('ledger.' ~ c ~ ' * splits.idle_share') }}
+             else ledger.{{ c }} - {{ money('ledger.' ~ c ~ ' * splits.idle_share') }} end as portion_{{ c }},
+        {%- endfor %}
+        cast(splits.portion_fraction * splits.share as decimal(18, 12)) as fraction
+    from splits
+    inner join ledger on ledger.x_charge_key = splits.x_charge_key
+    cross join {{ ref('int_cost_policies') }} as policies
+),
+
+amounts as (
+    select
+        parts.*,
+        {%- for c in costs %}
+        {{ money('portion_' ~ c ~ ' * share') }} as share_{{ c }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from parts
+),
+
+balanced as (
+    select
+        amounts.*,
+        {%- for c in costs %}
+        share_{{ c }} + case when share_rank = 1
+                             then portion_{{ c }} - sum(share_{{ c }}) over (partition by x_charge_key, portion)
+                             else 0 end as split_{{ c }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from amounts
+),
+
+final as (
+    select
+        concat(x_charge_key, '|', portion, '|', team_id) as x_export_row_id,
+        x_charge_key,
+        {%- for c in costs %}
+        {{ money('split_' ~ c) }} as {{ c }},
+        {%- endfor %}
+        ListUnitPrice, ContractedUnitPrice,
+        cast(ConsumedQuantity * fraction as decimal(38, 12)) as ConsumedQuantity, ConsumedUnit,
+        cast(PricingQuantity * fraction as decimal(38, 12)) as PricingQuantity, PricingUnit, PricingCategory,
+        BillingCurrency, BillingPeriodStart, BillingPeriodEnd, ChargePeriodStart, ChargePeriodEnd,
+        ChargeCategory, ChargeClass, ChargeDescription, ChargeFrequency,
+        CommitmentDiscountCategory, CommitmentDiscountId, CommitmentDiscountName, CommitmentDiscountStatus,
+        CommitmentDiscountType, CommitmentDiscountQuantity, CommitmentDiscountUnit,
+        ProviderName as ServiceProviderName, ProviderName as HostProviderName,
+        PublisherName, InvoiceIssuerName, InvoiceId,
+        BillingAccountId, BillingAccountName, SubAccountId, SubAccountName,
+        RegionId, RegionName, AvailabilityZone, ResourceId, ResourceName, ResourceType,
+        ServiceCategory, ServiceName, SkuId, SkuPriceId, SkuPriceDetails, Tags,
+        method as AllocatedMethodId,
+        case when method is not null then concat(
+            '{"method":"', method, '","portion":"', portion,
+            '","basis":"', chargeback_basis,
+            '","weight":', cast(weight as string), ',"pool_total":', cast(weight_total as string),
+            ',"share":', cast(share as string), ',"idle_share":', cast(idle_share as string), '}') end
+            as AllocatedMethodDetails,
+        case when method is not null
+             then case when workload_id is not null then concat('workload/', workload_id)
+                       else concat('team/', team_id) end end as AllocatedResourceId,
+        case when method is not null then coalesce(workload_id, team_id) end as AllocatedResourceName,
+        case when method is not null then concat(
+            '{"x_team":"', replace(team_id, '"', ''), '"',
+            case when workload_id is not null then concat(',"x_workload_id":"', replace(workload_id, '"', ''), '"')
+                 else '' end,
+            '}') end as AllocatedTags,
+        team_id as x_team,
+        coalesce(workload_id, case when portion = 'rest' and method is null then x_workload_id end) as x_workload_id,
+        x_environment,
+        x_gpu_model,
+        x_gpu_count,
+        cast(x_gpu_hours * fraction as decimal(38, 9)) as x_gpu_hours,
+        x_instance_type,
+        portion as x_allocation_portion,
+        x_team as x_ledger_team,
+        x_source_format,
+        x_focus_version as x_source_focus_version
+    from balanced
+)
+
+select * from final

@@ -1,0 +1,217 @@
+"""FOCUS 1.3 export (issue 22): split allocation rows, the partition of the ledger, conformance, CLI.
+
+Hand-computed case: one refresh of tests/fixtures/export/shared_split_2025-04/ (registry: teams
+inference, training, analytics; policies chargeback_basis amortised, idle_policy separate). The FOCUS
+1.2 file, billing period 2025-04, USD account 111122223333:
+
+                                                      BilledCost  EffectiveCost  team (tag)
+ 1 m7i on demand (i-inference02)                          600.00         600.00  inference
+ 2 m7i on demand (i-training01)                           400.00         400.00  training
+ 3 AWS CloudTrail and Config (Management and Governance) 1000.00        1000.00  (none) -> shared
+   invoice                                               2000.00        2000.00
+
+The ledger spreads shared cost by direct cost share (docs/cost_model.md, Chargeback), so line 3
+splits over the period's directly charged teams: weights inference 600, training 400, pool total
+600 + 400 = 1000; shares 600 / 1000 = 0.6 and 400 / 1000 = 0.4:
+  inference: 1000 x 0.6 = 600.00   training: 1000 x 0.4 = 400.00   (600 + 400 = 1000: no remainder)
+Lines 1 and 2 are not split: one row each, Allocated* null.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from pipelines.cli import app
+from warehouse.export import export_focus, export_totals
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE = REPO / "tests" / "fixtures" / "export" / "shared_split_2025-04"
+CENT = Decimal("0.01")
+runner = CliRunner()
+
+# FOCUS columns the export must hold (mandatory in 1.0-1.3 and held by the ledger; 1.3 names).
+MANDATORY = (
+    "BilledCost", "EffectiveCost", "ListCost", "ContractedCost", "BillingAccountId", "BillingCurrency",
+    "BillingPeriodStart", "BillingPeriodEnd", "ChargeCategory", "ChargeClass", "ChargeDescription",
+    "ChargePeriodStart", "ChargePeriodEnd", "InvoiceIssuerName", "ServiceProviderName", "HostProviderName",
+    "ServiceCategory", "ServiceName", "PricingQuantity", "PricingUnit",
+    "AllocatedMethodId", "AllocatedMethodDetails", "AllocatedResourceId", "AllocatedResourceName", "AllocatedTags",
+    "x_team", "x_workload_id", "x_gpu_model", "x_gpu_hours",
+)
+CHARGE_CATEGORIES = ("Usage", "Purchase", "Tax", "Credit", "Adjustment")
+ALLOCATED = ("AllocatedMethodId", "AllocatedMethodDetails", "AllocatedResourceId", "AllocatedResourceName",
+             "AllocatedTags")
+
+
+def cents(value) -> Decimal:
+    return Decimal(value).quantize(CENT)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from pipelines.cli import execute_refresh
+
+    root = tmp_path_factory.mktemp("focus_export")
+    shutil.copytree(FIXTURE, root / "inputs")
+    ok, _run_id, reason = execute_refresh(root / "home", root / "inputs")
+    assert ok, reason
+    return root / "home"
+
+
+def rows(path: Path, sql: str, params: list | None = None) -> list[dict]:
+    con = duckdb.connect(str(path), read_only=True) if path.suffix == ".duckdb" else duckdb.connect()
+    try:
+        cur = con.execute(sql, params or [])
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r)) for r in cur.fetchall()]
+    finally:
+        con.close()
+
+
+def conformance_problems(con: duckdb.DuckDBPyConnection, relation: str, late_charges: bool = False) -> list[str]:
+    """The FOCUS rules on the columns we emit, as (rule, offending rows) problems. `late_charges`: a charge of
+    an earlier period may be billed on a later invoice (the public Azure sample bills 2024-09-30 22:00 usage
+    in October); none may start after its billing period ends."""
+    columns = {r[0] for r in con.execute(f"describe select * from {relation}").fetchall()}
+    problems = [f"missing column {c}" for c in MANDATORY if c not in columns]
+    checks = {
+        "null BilledCost/EffectiveCost/BillingCurrency":
+            "BilledCost is null or EffectiveCost is null or BillingCurrency is null",
+        "ChargePeriod outside BillingPeriod (a correction may carry an earlier ChargePeriod)":
+            "cast(ChargePeriodStart as timestamp) >= cast(BillingPeriodEnd as timestamp) or "
+            + ("false" if late_charges else
+               "coalesce(ChargeClass, '') <> 'Correction' and (cast(ChargePeriodStart as timestamp) < "
+               "cast(BillingPeriodStart as timestamp) or cast(ChargePeriodEnd as timestamp) > "
+               "cast(BillingPeriodEnd as timestamp))"),
+        "ChargePeriodStart after ChargePeriodEnd": "cast(ChargePeriodStart as timestamp) > cast(ChargePeriodEnd as timestamp)",
+        "ChargeCategory not allowed": f"ChargeCategory not in {CHARGE_CATEGORIES!r}",
+        "Credit with a positive BilledCost": "ChargeCategory = 'Credit' and BilledCost > 0",
+        "Purchase/Tax with a negative BilledCost outside a correction":
+            "ChargeCategory in ('Purchase', 'Tax') and BilledCost < 0 and coalesce(ChargeClass, '') <> 'Correction'",
+        "Allocated* half filled": "(AllocatedMethodId is null) <> (AllocatedMethodDetails is null) or "
+                                  "(AllocatedMethodId is null) <> (AllocatedTags is null) or "
+                                  "(AllocatedMethodId is null) <> (AllocatedResourceId is null)",
+    }
+    if problems:
+        return problems
+    for rule, where in checks.items():
+        n = con.execute(f"select count(*) from {relation} where {where}").fetchone()[0]
+        if n:
+            problems.append(f"{rule}: {n} rows")
+    for (details, tags) in con.execute(
+            f"select AllocatedMethodDetails, AllocatedTags from {relation} where AllocatedMethodId is not null").fetchall():
+        assert {"weight", "pool_total", "share"} <= json.loads(details).keys()
+        assert "x_team" in json.loads(tags)
+    return problems
+
+
+def test_shared_line_split_600_400_by_hand(home: Path) -> None:
+    split = rows(home / "serving.duckdb",
+                 "select * from fct_focus_export where ServiceName = 'AWS CloudTrail' order by x_team")
+    # 1000 x 600/1000 = 600.00 to inference, 1000 x 400/1000 = 400.00 to training, on both cost columns
+    assert [(r["x_team"], cents(r["BilledCost"]), cents(r["EffectiveCost"])) for r in split] == [
+        ("inference", Decimal("600.00"), Decimal("600.00")), ("training", Decimal("400.00"), Decimal("400.00"))]
+    assert len({r["x_charge_key"] for r in split}) == 1  # both rows are parts of the one ledger line
+    for r, weight, share in zip(split, ("600", "400"), ("0.6", "0.4")):
+        assert r["AllocatedMethodId"] == "proportional-direct-cost"
+        details = json.loads(r["AllocatedMethodDetails"])
+        assert (Decimal(str(details["weight"])), Decimal(str(details["pool_total"])), Decimal(str(details["share"]))) == (
+            Decimal(weight), Decimal("1000"), Decimal(share))
+        assert details["basis"] == "amortised"
+        assert (r["AllocatedResourceId"], r["AllocatedResourceName"]) == (f"team/{r['x_team']}", r["x_team"])
+        assert json.loads(r["AllocatedTags"]) == {"x_team": r["x_team"]}
+        assert r["x_ledger_team"] == "(unallocated)"
+        assert (r["ServiceProviderName"], r["HostProviderName"]) == ("AWS", "AWS")
+
+
+def test_direct_lines_are_not_split(home: Path) -> None:
+    direct = rows(home / "serving.duckdb",
+                  "select * from fct_focus_export where ServiceName <> 'AWS CloudTrail' order by x_team")
+    assert [(r["x_team"], cents(r["BilledCost"])) for r in direct] == [
+        ("inference", Decimal("600.00")), ("training", Decimal("400.00"))]
+    assert all(r[c] is None for r in direct for c in ALLOCATED)
+
+
+def test_totals_equal_ledger_and_chargeback(home: Path) -> None:
+    serving = home / "serving.duckdb"
+    # 600 + 400 + 600 + 400 = 2000 = the invoice, on both bases
+    assert [(str(p), c, n, cents(b), cents(e)) for p, c, n, b, e in export_totals(serving)] == [
+        ("2025-04-01", "USD", 4, Decimal("2000.00"), Decimal("2000.00"))]
+    by_team = {r["x_team"]: cents(r["cost"]) for r in rows(
+        serving, "select x_team, sum(EffectiveCost) as cost from fct_focus_export group by all")}
+    chargeback = {r["team_id"]: cents(r["amortised_cost"]) for r in rows(
+        serving, "select team_id, amortised_cost from fct_chargeback_monthly where amortised_cost <> 0")}
+    assert by_team == chargeback == {"inference": Decimal("1200.00"), "training": Decimal("800.00")}
+
+
+def test_cli_writes_parquet_and_csv_that_conform(home: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["export", "focus", "--home", str(home), "--out", str(tmp_path / "pq")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "pq" / "focus_2025-04.parquet").is_file()
+    result = runner.invoke(app, ["export", "focus", "--home", str(home), "--out", str(tmp_path / "csv"),
+                                 "--format", "csv", "--month", "2025-04"])
+    assert result.exit_code == 0, result.output
+    con = duckdb.connect()
+    try:
+        parquet = f"read_parquet('{tmp_path / 'pq'}/*.parquet')"
+        assert conformance_problems(con, parquet) == []
+        assert con.execute(f"select sum(BilledCost) from {parquet}").fetchone()[0] == Decimal("2000")
+        csv = f"read_csv_auto('{tmp_path / 'csv' / 'focus_2025-04.csv'}')"
+        assert con.execute(f"select count(*), sum(BilledCost) from {csv}").fetchone() == (4, 2000)
+    finally:
+        con.close()
+    # a month with nothing published writes no file
+    assert export_focus(home / "serving.duckdb", tmp_path / "none", month="2024-01") == []
+
+
+@pytest.mark.parametrize("args", [["--format", "xlsx"], ["--month", "2025-4"]])
+def test_cli_rejects_bad_arguments(home: Path, tmp_path: Path, args: list[str]) -> None:
+    result = runner.invoke(app, ["export", "focus", "--home", str(home), "--out", str(tmp_path), *args])
+    assert result.exit_code == 2, result.output
+
+
+def test_cli_needs_a_publication(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["export", "focus", "--home", str(tmp_path / "empty"), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1, result.output
+
+
+def test_asset_writes_only_when_enabled(home: Path) -> None:
+    import dagster as dg
+
+    from pipelines.defs.publish.export import FocusExportConfig, focus_export
+    from pipelines.resources import LedgerResource
+
+    ledger = LedgerResource(home=str(home))
+    off = focus_export(dg.build_asset_context(), ledger=ledger, config=FocusExportConfig())
+    assert off.metadata["files"] == 0 and not (home / "exports" / "focus").exists()
+    on = focus_export(dg.build_asset_context(), ledger=ledger, config=FocusExportConfig(enabled=True))
+    assert on.metadata["files"] == 1 and (home / "exports" / "focus" / "focus_2025-04.parquet").is_file()
+
+
+@pytest.mark.e2e
+def test_sample_export_equals_ledger_and_conforms(sample_run: dict, tmp_path: Path) -> None:
+    assert sample_run["ok"], sample_run["reason"]
+    serving = sample_run["home"] / "serving.duckdb"
+    ledger = rows(serving, "select cast(BillingPeriodStart as date) as p, BillingCurrency as c, "
+                           "sum(BilledCost) as b, sum(EffectiveCost) as e from ledger_focus group by all order by all")
+    export = export_totals(serving)
+    assert [(r["p"], r["c"], cents(r["b"]), cents(r["e"] or 0)) for r in ledger] == [
+        (p, c, cents(b), cents(e or 0)) for p, c, _n, b, e in export]
+    written = export_focus(serving, tmp_path)
+    con = duckdb.connect()
+    try:
+        files = f"read_parquet('{tmp_path}/*.parquet')"
+        assert con.execute(f"select count(*) from {files}").fetchone()[0] == sum(n for _p, _c, n, _b, _e in export)
+        assert conformance_problems(con, files, late_charges=True) == []
+        # the one late charge of the samples, billed on the next invoice
+        assert con.execute(f"select count(*) from {files} where ChargePeriodStart < BillingPeriodStart").fetchone()[0] == 1
+    finally:
+        con.close()
+    assert len(written) == len({p for p, *_ in export})

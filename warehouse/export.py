@@ -1,0 +1,83 @@
+"""Write the published FOCUS 1.3 export (fct_focus_export) to files (issue 22).
+
+Reads only the published copy (serving.duckdb) on a read-only DuckDB connection and writes with
+DuckDB COPY: Parquet (default; DECIMAL money kept exact) or CSV with a header. One file per billing
+period, `focus_<YYYY-MM>.<ext>`, so another tool can load a month or the whole folder:
+
+    select * from read_parquet('exports/focus/*.parquet')
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+
+from warehouse.serving import NotPublished
+
+EXPORT_TABLE = "fct_focus_export"
+FORMATS = {"parquet": "(format parquet, compression zstd)", "csv": "(format csv, header true)"}
+# Columns only GPU Ledger needs to trace a row; every FOCUS column and every x_ extension is written.
+ORDER_BY = "BillingPeriodStart, BillingCurrency, ChargePeriodStart, x_charge_key, x_export_row_id"
+
+
+class ExportError(ValueError):
+    """A bad argument (format, month) for the export."""
+
+
+def _month_start(month: str) -> str:
+    try:
+        parsed = datetime.strptime(month, "%Y-%m")
+    except ValueError as exc:
+        raise ExportError(f"month {month!r}: expected YYYY-MM, e.g. 2025-04") from exc
+    return parsed.strftime("%Y-%m-01")
+
+
+def export_focus(serving_db: Path, out_dir: Path, fmt: str = "parquet", month: str | None = None) -> list[Path]:
+    """Write fct_focus_export of the publication at `serving_db` under `out_dir`; returns the files written.
+
+    `month` (YYYY-MM) keeps one billing period. Files of the written months are replaced.
+    """
+    if fmt not in FORMATS:
+        raise ExportError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    start = _month_start(month) if month else None
+    if not Path(serving_db).exists():
+        raise NotPublished(f"nothing is published yet ({serving_db})")
+    con = duckdb.connect(str(serving_db), read_only=True)
+    try:
+        tables = {r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()}
+        if EXPORT_TABLE not in tables:
+            raise NotPublished(f"{EXPORT_TABLE} is not in the publication {serving_db}: run `gpu-ledger run` first")
+        months = [r[0] for r in con.execute(
+            f"select distinct strftime(cast(BillingPeriodStart as date), '%Y-%m') as m from {EXPORT_TABLE} "
+            "where ? is null or cast(BillingPeriodStart as date) = cast(? as date) order by m",
+            [start, start]).fetchall()]
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        written = []
+        for m in months:
+            target = out_dir / f"focus_{m}.{fmt}"
+            tmp = target.with_name(f".{target.name}.tmp")
+            # Only identifiers from this module are spliced in; the month and the path are bound values
+            # where DuckDB allows it (COPY takes its target as a literal: quotes are doubled).
+            literal = str(tmp).replace("'", "''")
+            con.execute(
+                f"copy (select * from {EXPORT_TABLE} where strftime(cast(BillingPeriodStart as date), '%Y-%m') = "
+                f"'{m}' order by {ORDER_BY}) to '{literal}' {FORMATS[fmt]}")
+            tmp.replace(target)
+            written.append(target)
+        return written
+    finally:
+        con.close()
+
+
+def export_totals(serving_db: Path) -> list[tuple]:
+    """(BillingPeriodStart, BillingCurrency, rows, Σ BilledCost, Σ EffectiveCost) of the published export."""
+    con = duckdb.connect(str(serving_db), read_only=True)
+    try:
+        return con.execute(
+            f"select cast(BillingPeriodStart as date), BillingCurrency, count(*), sum(BilledCost), sum(EffectiveCost) "
+            f"from {EXPORT_TABLE} group by all order by all").fetchall()
+    finally:
+        con.close()
