@@ -14,6 +14,28 @@ workloads as (
     select * from {{ ref('stg_registry__workloads') }}
 ),
 
+runs_on_bill as (
+    -- A run record whose GPUs sit on a GPU bill line of the same workload and GPU model while it runs is
+    -- priced by that bill line already: list-pricing the run too would count its GPU-hours twice
+    -- (assert_gpu_hours_priced_once). Its outputs still count; its cost is the bill line's.
+    select runs.source_kind, runs.ref
+    from (
+        select 'training_run' as source_kind, run_id as ref, workload_id, gpu_model, started_at, ended_at
+        from {{ ref('stg_benchmarks__training_runs') }}
+        union all
+        select 'eval_run', run_id, workload_id, gpu_model, started_at, ended_at
+        from {{ ref('stg_benchmarks__eval_runs') }}
+        union all
+        select 'media_batch', batch_id, workload_id, gpu_model, started_at, ended_at
+        from {{ ref('stg_benchmarks__media_batches') }}
+    ) as runs
+    inner join {{ ref('ledger_focus') }} as ledger
+        on ledger.x_workload_id = runs.workload_id and ledger.x_gpu_model = runs.gpu_model
+        and ledger.ChargeCategory = 'Usage'
+        and ledger.ChargePeriodStart < runs.ended_at and ledger.ChargePeriodEnd > runs.started_at
+    group by runs.source_kind, runs.ref
+),
+
 gpu_work as (
     -- Priced GPU work (run records; scheduler/telemetry GPU-hours on no bill line), labelled with how
     -- it was priced ('list-priced: ...', 'owned-hardware: ...'). Unpriced work has no amount and no
@@ -31,8 +53,10 @@ gpu_work as (
                when source_kind = 'benchmark_run' then 'failed_request'
                else 'failed_job'
            end as cause
-    from {{ ref('int_gpu_work_priced') }}
+    from {{ ref('int_gpu_work_priced') }} as work
     where pricing_status <> 'unpriced' and workload_id is not null
+      and not exists (select 1 from runs_on_bill
+                      where runs_on_bill.source_kind = work.source_kind and runs_on_bill.ref = work.source_ref)
 ),
 
 api as (

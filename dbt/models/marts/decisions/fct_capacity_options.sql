@@ -47,7 +47,9 @@ best_api as (
 ),
 
 usage as (
-    select workload_id, sum(used_gpu_hours) / nullif(sum(billed_gpu_hours), 0) as measured_utilisation
+    -- Hours are DECIMAL: divide as DOUBLE so every engine returns the same type (Spark keeps DECIMAL).
+    select workload_id, cast(sum(used_gpu_hours) as double) / nullif(cast(sum(billed_gpu_hours) as double), 0)
+        as measured_utilisation
     from {{ ref('fct_gpu_utilisation_daily') }}
     where workload_id is not null and billed_gpu_hours > 0
     group by workload_id

@@ -72,8 +72,8 @@ final as (
         case when method is not null then concat(
             '{"method":"', method, '","portion":"', portion,
             '","basis":"', chargeback_basis,
-            '","weight":', cast(weight as string), ',"pool_total":', cast(weight_total as string),
-            ',"share":', cast(share as string), ',"idle_share":', cast(idle_share as string), '}') end
+            '","weight":', {{ decimal_text('weight') }}, ',"pool_total":', {{ decimal_text('weight_total') }},
+            ',"share":', {{ decimal_text('share') }}, ',"idle_share":', {{ decimal_text('idle_share') }}, '}') end
             as AllocatedMethodDetails,
         case when method is not null
              then case when workload_id is not null then concat('workload/', workload_id)
