@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
-from reporting.formatting import fmt_money
-from warehouse import serving
+from reporting.formatting import exact, fmt_money
+from warehouse import serving, serving_screens
 from warehouse.home import Home, resolve_home
 from warehouse.status import read_status
 
@@ -46,6 +46,9 @@ def fmt_time(value: Any) -> str:
 
 def banner() -> None:
     """Publication time and the last refresh outcome, drawn above every page."""
+    # Metric values wrap instead of ending in '…' (four tiles of 'USD 4,151.44' do not fit at 1280 px).
+    st.html("<style>[data-testid='stMetricValue'] > div {font-size: 1.6rem; white-space: normal; "
+            "overflow: visible; text-overflow: clip;}</style>")
     pub = load(serving.publication, serving_db())
     status = read_status(home())
     if pub is None:
@@ -62,12 +65,15 @@ def banner() -> None:
 
 
 @st.cache_data(ttl=3600, max_entries=512, show_spinner=False)
-def _cached(name: str, stamp: tuple[int, int, int], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    return getattr(serving, name)(*args, **kwargs)
+def _cached(module: str, name: str, stamp: tuple[int, int, int], args: tuple[Any, ...],
+            kwargs: dict[str, Any]) -> Any:
+    # Only the two reader modules are dispatched to: a cache key never names arbitrary code.
+    return getattr({"warehouse.serving": serving, "warehouse.serving_screens": serving_screens}[module], name)(
+        *args, **kwargs)
 
 
 def load(fn: Callable[..., T], path: Path, *args: Any, **kwargs: Any) -> T:
-    """Call a `dashboards.data` function, cached per publication file.
+    """Call a `warehouse.serving` / `warehouse.serving_screens` reader, cached per publication file.
 
     The key includes the file's inode, mtime and size: a refresh renames a new file into place, so the
     next run after a publication misses the cache and reads it. Errors (NotPublished) are not cached.
@@ -76,7 +82,7 @@ def load(fn: Callable[..., T], path: Path, *args: Any, **kwargs: Any) -> T:
         info = Path(path).stat()
     except FileNotFoundError:
         return fn(path, *args, **kwargs)
-    return _cached(fn.__name__, (info.st_ino, info.st_mtime_ns, info.st_size), (path, *args), kwargs)
+    return _cached(fn.__module__, fn.__name__, (info.st_ino, info.st_mtime_ns, info.st_size), (path, *args), kwargs)
 
 
 def guard(fn: Callable[..., T], path: Path, *args: Any, **kwargs: Any) -> T | None:
@@ -90,7 +96,7 @@ def guard(fn: Callable[..., T], path: Path, *args: Any, **kwargs: Any) -> T | No
 
 def pick(label: str, options: list[Any], key: str, all_option: bool = True,
          fmt: Callable[[Any], str] = str) -> Any:
-    """A sidebar select box; the 'All' choice comes back as None (no filter)."""
+    """A sidebar select box for a page's own choice; the 'All' choice comes back as None (no filter)."""
     choices = ([ALL] if all_option else []) + list(options)
     if not choices:
         return None
@@ -103,11 +109,70 @@ def month(value: date | datetime) -> str:
     return f"{pd.Timestamp(value):%Y-%m}"
 
 
-def plot(fig: Any) -> None:
-    """Draw a plotly figure; 'YYYY-MM' month labels stay categories (plotly would read them as dates)."""
-    if any(getattr(t, "x", None) is not None and len(t.x) and isinstance(t.x[0], str) for t in fig.data):
-        fig.update_xaxes(type="category")
-    st.plotly_chart(fig)
+def plot(fig: Any, *, y_title: str | None = None, x_title: str | None = None, share: bool = False,
+         money: bool = False, height: int | None = None) -> None:
+    """Draw a plotly figure the same way everywhere: months in order, plain numbers (never 1e-05), shares
+    from 0 as %, the legend above the plot so it never squeezes the chart at 1280 px."""
+    months = any(getattr(t, "x", None) is not None and len(t.x) and isinstance(t.x[0], str)
+                 and len(t.x[0]) == 7 and t.x[0][4] == "-" for t in fig.data)
+    if months:
+        # 'YYYY-MM' stays a category (plotly would read it as a date) and sorts as text, which is date order.
+        fig.update_xaxes(type="category", categoryorder="category ascending")
+    fig.update_yaxes(exponentformat="none", separatethousands=True, automargin=True)
+    fig.update_xaxes(automargin=True)
+    if share:
+        fig.update_yaxes(tickformat=".0%", rangemode="tozero")
+    elif money:
+        fig.update_yaxes(rangemode="tozero")
+    if y_title is not None:
+        fig.update_yaxes(title_text=y_title)
+    if x_title is not None:
+        fig.update_xaxes(title_text=x_title)
+    for trace in fig.data:
+        if getattr(trace, "hovertemplate", None) and "%{y}" in trace.hovertemplate:
+            # d3 ',.4~r': 4 significant digits in plain decimals, so 0.00002152 never shows as 2.152e-05.
+            trace.hovertemplate = trace.hovertemplate.replace("%{y}", "%{y:.0%}" if share else "%{y:,.4~r}")
+    fig.update_layout(legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "title_text": ""},
+                      title={"y": 0.98, "yanchor": "top", "x": 0, "xanchor": "left"}, margin={"t": 110},
+                      **({"height": height} if height else {}))
+    st.plotly_chart(fig, width="stretch")
+
+
+def _csv(df: pd.DataFrame) -> bytes:
+    """CSV with exact amounts: Decimals as fixed-point text ('0.000000000000', never '0E-12')."""
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            out[col] = out[col].map(exact)
+    return out.to_csv(index=False).encode()
+
+
+def table(shown: pd.DataFrame, name: str, *, raw: pd.DataFrame | None = None, printed_max: int = 60,
+          column_config: dict[str, Any] | None = None, height: int | None = None) -> None:
+    """A table with its CSV download (the one way every page shows a table).
+
+    Up to `printed_max` rows print as text (selectable, wraps at 1280 px); more scroll in a grid. The CSV
+    holds `raw` (exact amounts, column names as published) when given, else the rows as shown."""
+    if len(shown) <= printed_max and not column_config:
+        st.table(shown, hide_index=True)
+    else:
+        st.dataframe(shown, hide_index=True, column_config=column_config,
+                     **({"height": height} if height else {}))
+    data = raw if raw is not None else shown
+    st.download_button(f"Download CSV ({len(data):,} rows)", _csv(data), file_name=f"{name}.csv", mime="text/csv",
+                       key=f"csv_{name}", on_click="ignore", icon=":material/download:")
+
+
+def unit_cost(amount: Decimal | float | None, currency: str | None) -> str:
+    """A cost per output: cents from 1 up, else 4 significant digits in plain decimals ('USD 0.00007563',
+    never 'USD 7.563e-05': an analyst copies these into spreadsheets and reads them aloud)."""
+    if amount is None or (isinstance(amount, float) and math.isnan(amount)):
+        return "n/a"
+    value = float(amount)
+    if value == 0 or abs(value) >= 1:
+        return fmt_money(amount, currency)
+    digits = 3 - math.floor(math.log10(abs(value)))
+    return f"{currency or ''} {value:.{digits}f}".strip()
 
 
 def to_float(df: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,87 @@
+"""The filters every page shares (team, workload, month, currency), kept in st.session_state across pages.
+
+Each filter offers only what exists for the filters above it (team -> workload -> month -> currency) in the
+data the page shows (`warehouse.serving_screens.filter_keys`), so no choice leads to an empty page. A
+choice is remembered under its own session key, not the widget's: Streamlit drops a widget's state when a
+page without it runs, and a page may not offer the remembered value (then it shows its first choice and the
+remembered one comes back on the pages that have it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from dashboards import ui
+from warehouse import serving_screens
+
+ORDER = ("team", "workload", "month", "currency")
+LABELS = {"team": "Team", "workload": "Workload", "month": "Month", "currency": "Currency"}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The page's filters; None means every value (currency is never None when the page has data)."""
+
+    team: str | None = None
+    workload: str | None = None
+    month: date | None = None
+    currency: str | None = None
+
+
+def _store(name: str) -> str:
+    return f"shared_filter_{name}"
+
+
+def _remember(name: str) -> None:
+    """on_change: the user's choice becomes the shared one (kept while other pages run)."""
+    st.session_state[_store(name)] = st.session_state[f"filter_{name}"]
+
+
+def _choices(rows: pd.DataFrame, name: str) -> list[Any]:
+    values = rows.dropna(subset=[name])
+    if name == "currency":
+        # Most rows first: the page opens on the currency that carries the business.
+        return values.groupby(name)["n"].sum().sort_values(ascending=False, kind="stable").index.tolist()
+    return sorted(values[name].unique().tolist())
+
+
+def _select(name: str, options: list[Any], all_option: bool) -> Any:
+    choices = ([ui.ALL] if all_option else []) + options
+    saved = st.session_state.get(_store(name), ui.ALL)
+    widget = f"filter_{name}"
+    # Set before the widget is drawn (never with index=): the widget then shows the shared choice.
+    st.session_state[widget] = saved if saved in choices else choices[0]
+    fmt = ui.month if name == "month" else str
+    value = st.sidebar.selectbox(LABELS[name], choices, key=widget, on_change=_remember, args=(name,),
+                                 format_func=lambda v: v if v == ui.ALL else fmt(v))
+    return None if value == ui.ALL else value
+
+
+def shared(path: Path, source: str, use: tuple[str, ...] = ORDER, required: tuple[str, ...] = ()) -> Selection:
+    """Draw the page's shared filters (those in `use`) in the sidebar and return the selection.
+
+    `required` filters have no 'All' (GPU decision needs one workload); currency never has one, because
+    amounts in different currencies are never added or drawn on one axis."""
+    keys = ui.guard(serving_screens.filter_keys, path, source)
+    if keys is None or keys.empty:
+        return Selection()
+    chosen: dict[str, Any] = {}
+    rows = keys
+    for name in ORDER:
+        if name not in use:
+            continue
+        options = _choices(rows, name)
+        if not options:
+            continue
+        value = _select(name, options, all_option=name != "currency" and name not in required)
+        if value is not None:
+            rows = rows[rows[name] == value]
+        chosen[name] = value
+    st.sidebar.caption("Filters are shared by every page; each lists only what exists for the ones above it.")
+    return Selection(**chosen)

@@ -1,0 +1,98 @@
+"""Readers for the dashboard screens that `warehouse.serving` does not have: filter choices that cascade,
+current prices with their age, stale prices by provider.
+
+Same rules as `warehouse.serving`: one short read-only query each (through `serving.query`), values bound
+as parameters, identifiers only from the fixed dictionaries below, money kept as Decimal.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from warehouse.serving import NotPublished, query, require, schema
+
+# Filter source -> SELECTs yielding (team, workload, month, currency); a source is the data a page filters.
+# Only tables that are published are used, so an older publication still gets its filters.
+FILTER_SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
+    "chargeback": (("fct_chargeback_monthly", "select team_id as team, null::varchar as workload, "
+                    "cast(billing_period_start as date) as month, currency from fct_chargeback_monthly"),),
+    "overview": (("fct_chargeback_monthly", "select team_id as team, null::varchar as workload, "
+                  "cast(billing_period_start as date) as month, currency from fct_chargeback_monthly"),
+                 ("fct_showback_monthly", "select team_id, null::varchar, cast(period as date), currency "
+                  "from fct_showback_monthly")),
+    "unit_cost": (("fct_workload_unit_cost", "select team_id as team, workload_id as workload, "
+                   "cast(period as date) as month, currency from fct_workload_unit_cost"),),
+    "candidates": (("fct_candidate_comparison", "select w.team_id as team, c.workload_id as workload, "
+                    "null::date as month, c.currency from fct_candidate_comparison c "
+                    "left join dim_workload w using (workload_id)"),),
+    "prices": (("fct_gpu_price_history", "select null::varchar as team, null::varchar as workload, "
+                "null::date as month, currency from fct_gpu_price_history"),),
+}
+KEY_COLUMNS = ["team", "workload", "month", "currency"]
+
+
+def filter_keys(path: Path, source: str) -> pd.DataFrame:
+    """Every (team, workload, month, currency) that has data in a page's source, with its row count.
+
+    The pages narrow each filter's choices to the rows matching the filters above it, so a choice never
+    leads to an empty page."""
+    parts = [sql for table, sql in FILTER_SOURCES[source] if table in schema(path)]
+    if source == "candidates" and "dim_workload" not in schema(path):
+        parts = ["select null::varchar as team, workload_id as workload, null::date as month, currency "
+                 "from fct_candidate_comparison"]
+    if not parts:
+        raise NotPublished(f"table {FILTER_SOURCES[source][0][0]} is not published yet")
+    union = " union all ".join(f"({p})" for p in parts)
+    return query(path, f"select team, workload, month, currency, count(*) as n from ({union}) "
+                       "group by all order by all")
+
+
+def _published_at_sql() -> str:
+    return "(select max(published_at) from publication)"
+
+
+def current_prices(path: Path, currency: str | None = None) -> pd.DataFrame:
+    """The cheapest current price (valid_to null) per GPU model and pricing category in one currency, with
+    its offer, when it was last observed, its age in days at publication and how many current offers exist."""
+    require(path, "fct_gpu_price_history", ["provider", "sku", "region", "pricing_category", "gpu_model",
+                                            "price_per_gpu_hour", "currency", "valid_to", "last_observed_at"])
+    require(path, "publication", ["published_at"])
+    return query(path, f"""
+        with cur as (select *, row_number() over (partition by gpu_model, pricing_category, currency
+                                                  order by price_per_gpu_hour, provider, sku, region) as rn,
+                            count(*) over (partition by gpu_model, pricing_category, currency) as offers,
+                            max(price_per_gpu_hour) over (partition by gpu_model, pricing_category, currency)
+                              as highest_price
+                     from fct_gpu_price_history
+                     where valid_to is null and gpu_model is not null and (?::varchar is null or currency = ?))
+        select gpu_model, pricing_category, currency, price_per_gpu_hour, highest_price, offers, provider, sku,
+               region, last_observed_at, date_diff('day', last_observed_at, {_published_at_sql()}) as age_days
+        from cur where rn = 1 order by gpu_model, pricing_category""", [currency, currency])
+
+
+def price_history(path: Path, gpu_model: str, currency: str | None = None) -> pd.DataFrame:
+    """Every price interval of one GPU model (in one currency), oldest first, without the lineage hashes."""
+    require(path, "fct_gpu_price_history", ["gpu_model", "price_per_gpu_hour", "valid_from", "valid_to",
+                                            "last_observed_at"])
+    return query(path, "select provider, sku, region, pricing_category, gpu_count, currency, price_per_gpu_hour, "
+                       "price_per_hour, valid_from, valid_to, last_observed_at, observations, source "
+                       "from fct_gpu_price_history where gpu_model = ? and (?::varchar is null or currency = ?) "
+                       "order by provider, sku, region, pricing_category, valid_from",
+                 [gpu_model, currency, currency])
+
+
+def stale_by_provider(path: Path, max_age_days: int = 7) -> pd.DataFrame:
+    """Current prices last observed more than max_age_days before the publication, per provider:
+    how many, the oldest and newest age, and the GPU models they cover."""
+    require(path, "fct_gpu_price_history", ["provider", "valid_to", "last_observed_at"])
+    require(path, "publication", ["published_at"])
+    return query(path, f"""
+        select provider, count(*) as stale_prices, count(distinct gpu_model) as gpu_models,
+               max(date_diff('day', last_observed_at, {_published_at_sql()})) as oldest_age_days,
+               min(date_diff('day', last_observed_at, {_published_at_sql()})) as newest_age_days,
+               min(last_observed_at) as oldest_observed_at
+        from fct_gpu_price_history
+        where valid_to is null and last_observed_at < {_published_at_sql()} - to_days(?::integer)
+        group by provider order by stale_prices desc, provider""", [max_age_days])
