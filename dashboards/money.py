@@ -59,7 +59,8 @@ def bridge(path: Path, month: date | None, currency: str | None, expanded: bool 
                          for s, k in zip(steps["step"], steps["step_kind"])]
         shown = shown.rename(columns={"period": "Month", "currency": "Currency", "step": "Step",
                                       "amount": "Amount", "running_total": "Running total"})
-        st.table(shown[["Month", "Currency", "Step", "Amount", "Running total"]], hide_index=True)
+        ui.table(shown[["Month", "Currency", "Step", "Amount", "Running total"]],
+                 f"bridge_{ui.month(month) if month else 'all'}_{currency}", raw=steps)
         st.caption("Amortisation adjustments = EffectiveCost - BilledCost (commitment fees spread over the usage they "
                    "cover). Run-priced work, estimates, labour and idle not on a bill are the unit-cost model's lines "
                    "that no invoice carries.")

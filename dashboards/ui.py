@@ -184,10 +184,12 @@ def to_float(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def money_table(df: pd.DataFrame, money_cols: list[str], currency_col: str = "currency") -> pd.DataFrame:
-    """A copy with money columns as 'USD 1,234.57' strings, for st.table (printed text, exact rounding)."""
+def money_table(df: pd.DataFrame, money_cols: list[str], currency_col: str = "currency",
+                with_currency: bool = True) -> pd.DataFrame:
+    """A copy with money columns as 'USD 1,234.57' strings (or '1,234.57' where the header names the currency),
+    for printed tables (exact rounding, half-up, only at display)."""
     out = df.copy()
     for col in money_cols:
         if col in out.columns:
-            out[col] = [fmt_money(v, c) for v, c in zip(out[col], out[currency_col])]
+            out[col] = [fmt_money(v, c if with_currency else None) for v, c in zip(out[col], out[currency_col])]
     return out

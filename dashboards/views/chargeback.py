@@ -1,28 +1,31 @@
 """Chargeback: the three figures, per team and month on both bases, reconciled to the invoice both ways,
-budget vs chargeback and vs all-in showback, CSV export."""
+budget consumed by chargeback and by all-in showback, CSV export."""
 
 from __future__ import annotations
 
+import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from dashboards import money, ui
-from reporting.formatting import basis_label, column_label
+from dashboards import filters, money, ui
+from reporting.formatting import basis_label, column_label, fmt_money
 from warehouse import serving
 
 MONEY = ["total_cost", "billed_cost", "amortised_cost", "unused_commitment", "direct_cost", "shared_cost",
          "idle_cost", "api_cost", "credits", "tax", "budget_monthly", "budget_remaining", "forecast_month_end"]
+PRINTED = ["total_cost", "billed_cost", "direct_cost", "shared_cost", "idle_cost", "api_cost", "credits", "tax",
+           "unused_commitment"]
+PARTS = {"direct_cost": "direct", "shared_cost": "shared", "idle_cost": "idle", "api_cost": "API spend",
+         "credits": "credits", "tax": "tax", "unused_commitment": "unused commitment"}
 
 path = ui.serving_db()
 st.title("Chargeback")
 st.caption("One row per team, billing period and currency. '(unallocated)' and '(idle)' rows carry cost no team "
-           "owns yet, so a period's rows add up to the invoice.")
+           "owns yet, so a period's rows add up to the invoice; they are not counted as teams.")
 
-team = ui.pick("Team", ui.load(serving.distinct, path, "fct_chargeback_monthly", "team_id"), "cb_team")
-month = ui.pick("Month", ui.load(serving.distinct, path, "fct_chargeback_monthly", "billing_period_start"), "cb_month",
-                fmt=ui.month)
-currency = ui.pick("Currency", ui.load(serving.distinct, path, "fct_chargeback_monthly", "currency", True), "cb_currency",
-                   all_option=False)
+sel = filters.shared(path, "chargeback", use=("team", "month", "currency"))
+team, month, currency = sel.team, sel.month, sel.currency
+cur = currency or ""
 
 figures = ui.guard(serving.figures, path, team=team, start=month, end=month, currency=currency)
 money.three_figures(figures, currency, team)
@@ -31,40 +34,67 @@ money.bridge(path, month, currency)
 rows = ui.guard(serving.chargeback, path, team=team, month=month, currency=currency)
 if rows is not None:
     c1, c2 = st.columns(2)
-    c1.metric("Teams", int(rows["team_id"].nunique()))
+    c1.metric("Teams", int(rows.loc[~rows["team_id"].str.startswith("("), "team_id"].nunique()),
+              help="Named teams only: '(unallocated)' and '(idle)' are not teams.")
     c2.metric("Charge lines", f"{int(rows['charge_lines'].sum()):,}" if "charge_lines" in rows else "n/a")
     for basis in sorted(set(rows["basis"].dropna())) if "basis" in rows else []:
         st.caption(f"Chargeback (total) = {basis_label(basis)} + API spend. Invoice share (billed) is the same "
                    "allocation on BilledCost; both are kept.")
-    shown = ui.money_table(rows, MONEY)
+    notes = []
+    for r in rows[rows["team_id"].str.startswith("(") & (rows["total_cost"] < 0)].itertuples(index=False):
+        # A negative row no team owns puzzles every reader: name what makes it up.
+        parts = [f"{label} {fmt_money(getattr(r, c), r.currency)}" for c, label in PARTS.items()
+                 if c in rows and pd.notna(getattr(r, c)) and getattr(r, c) != 0]
+        notes.append(f"- {r.team_id} {ui.month(r.billing_period_start)}: {fmt_money(r.total_cost, r.currency)} = "
+                     f"{' + '.join(parts) or 'no component'}")
+    if notes:
+        st.info("Negative rows no team owns: credits (and the tax on them) on bill lines that no team's usage "
+                "carries.\n" + "\n".join(notes))
+    # The header names the currency, so cells are plain amounts; budget columns are in the section below and
+    # every published column is in the CSV.
+    shown = ui.money_table(rows, MONEY, with_currency=False)
     shown["billing_period_start"] = shown["billing_period_start"].map(ui.month)
-    order = ["team_id", "billing_period_start", "currency", "basis", *[c for c in MONEY if c in shown], "charge_lines"]
+    order = ["team_id", "billing_period_start", *[c for c in PRINTED if c in shown], "charge_lines"]
     shown = shown[[c for c in order if c in shown]]
     shown.columns = [column_label(c, currency) for c in shown.columns]
-    # A printed table (selectable text) for a page's worth of rows; a scrolling grid beyond that.
-    (st.table if len(shown) <= 100 else st.dataframe)(shown, hide_index=True)
-    st.download_button("Download CSV (exact amounts)", rows.to_csv(index=False).encode(),
-                       file_name=f"chargeback_{ui.month(month) if month else 'all'}_{currency}.csv", mime="text/csv")
+    st.subheader(f"Chargeback per team and month ({cur})")
+    ui.table(shown, f"chargeback_{ui.month(month) if month else 'all'}_{cur}", raw=rows)
 
-st.subheader("Budget vs chargeback vs all-in showback")
+st.subheader(f"Budget consumed ({cur})")
 budgets = ui.guard(serving.team_budgets, path, team=team, month=month, currency=currency)
+if budgets is not None:
+    budgets = budgets[budgets["budget_monthly"].notna() & (budgets["budget_monthly"] != 0)]
 if budgets is not None and not budgets.empty:
-    cols = ["team_id", "period", "currency", "budget_monthly", "chargeback_total", "budget_remaining_chargeback",
-            "showback_total", "budget_remaining_showback"]
-    shown = ui.money_table(budgets, cols[3:])
-    shown["period"] = shown["period"].map(ui.month)
-    shown = shown[cols]
-    shown.columns = [column_label(c, currency) for c in cols]
-    st.table(shown, hide_index=True)
-    st.caption("A team can be within its chargeback budget while its work (all-in showback) costs more: run-priced "
-               "work, estimates and labour are on no invoice. No budget in this currency shows n/a.")
     flat = ui.to_float(budgets)
     flat["month"] = flat["period"].map(ui.month)
-    long = flat.melt(id_vars=["team_id", "month"], value_vars=["budget_monthly", "chargeback_total", "showback_total"],
-                     var_name="measure", value_name="amount")
-    long["measure"] = long["measure"].map(lambda c: column_label(c, currency))
-    ui.plot(px.bar(long, x="team_id", y="amount", color="measure", barmode="group", facet_col="month",
-                   title=f"Budget vs chargeback vs all-in showback ({currency})"))
+    long = pd.concat([
+        pd.DataFrame({"team": flat["team_id"] + " " + flat["month"], "measure": label,
+                      "consumed": flat[col] / flat["budget_monthly"],
+                      "text": [f"{fmt_money(a, cur)} of {fmt_money(b, cur)} ({float(a / b):.1%})"
+                               for a, b in zip(budgets[col], budgets["budget_monthly"])]})
+        for col, label in (("chargeback_total", "Chargeback"), ("showback_total", "All-in showback"))])
+    # % of budget, not amounts: a USD 250,000 budget would flatten a USD 0.11 actual to nothing.
+    ui.plot(px.bar(long, x="consumed", y="team", color="measure", barmode="group", orientation="h", text="text",
+                   title=f"Budget consumed by chargeback and by all-in showback ({cur})",
+                   labels={"consumed": "Share of the monthly budget", "team": "Team and month", "measure": ""})
+            .update_xaxes(tickformat=".0%", range=[0, max(1.0, float(long["consumed"].max())) * 1.45]).update_traces(textposition="outside", cliponaxis=False)
+            .update_layout(height=140 + 46 * len(flat)))
+    table = pd.DataFrame({
+        "Team": budgets["team_id"], "Month": budgets["period"].map(ui.month),
+        f"Budget ({cur})": [fmt_money(v, cur) for v in budgets["budget_monthly"]],
+        f"Chargeback ({cur})": [fmt_money(v, cur) for v in budgets["chargeback_total"]],
+        "Chargeback, % of budget": [f"{float(a / b):.1%}" for a, b in zip(budgets["chargeback_total"],
+                                                                          budgets["budget_monthly"])],
+        f"All-in showback ({cur})": [fmt_money(v, cur) for v in budgets["showback_total"]],
+        "All-in showback, % of budget": [f"{float(a / b):.1%}" for a, b in zip(budgets["showback_total"],
+                                                                              budgets["budget_monthly"])],
+        f"Budget left after all-in showback ({cur})": [fmt_money(v, cur) for v in budgets["budget_remaining_showback"]],
+    })
+    ui.table(table, f"budgets_{cur}", raw=budgets)
+    st.caption("A team can be within its chargeback budget while its work (all-in showback) costs more: run-priced "
+               "work, estimates and labour are on no invoice.")
+elif budgets is not None:
+    st.caption("No team budget in this currency for this selection.")
 
 st.subheader("Reconciliation to the invoice")
 st.caption("Per billing period and currency, exact to the cent: (1) Σ invoice share (billed_cost) vs Σ FOCUS "
@@ -90,11 +120,11 @@ if recon is not None:
     for flag in ("billed_reconciled", "total_reconciled"):
         shown[flag] = shown[flag].map({True: "yes", False: "NO"})
     c = currency or "currency"
-    st.table(shown.rename(columns={
+    ui.table(shown.rename(columns={
         "period": "Month", "currency": "Currency", "basis": "Basis",
         "invoice_billed": f"Invoice, Σ BilledCost ({c})", "chargeback_billed": f"Σ invoice share, billed ({c})",
         "billed_difference": f"Difference, billed ({c})", "billed_reconciled": "Billed reconciles",
         "invoice_basis": f"Invoice on chargeback basis ({c})", "api_spend": f"API spend ({c})",
         "invoice_total": f"Invoice on basis + API ({c})", "chargeback_total": f"Σ Chargeback ({c})",
         "total_difference": f"Difference, chargeback ({c})", "total_reconciled": "Chargeback reconciles",
-    }), hide_index=True)
+    }), f"reconciliation_{cur}", raw=recon)
