@@ -11,6 +11,9 @@ create table if not exists audit.file_loads (
     observed_at timestamp, rows_loaded bigint, rejects bigint, status varchar, message varchar,
     run_id varchar, loaded_at timestamp
 );
+-- Credentials redacted at load (sources/secrets.py): how many cells, in which table.column.
+alter table audit.file_loads add column if not exists redactions bigint;
+alter table audit.file_loads add column if not exists redacted_columns varchar;
 create table if not exists audit.dq_rejects (
     source_family varchar, format varchar, file_hash varchar, file_name varchar, line bigint,
     column_name varchar, value varchar, rule varchar, message varchar, first_seen timestamp, run_id varchar

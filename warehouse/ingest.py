@@ -17,6 +17,7 @@ import duckdb
 
 from sources.catalog import recognise
 from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile
+from sources.secrets import scrub_output
 from warehouse.audit import ensure_audit
 from warehouse.landing import LandedFile, read_manifest
 from warehouse.raw import ensure_all_raw_tables, replace_file
@@ -44,13 +45,17 @@ def _already_loaded(con: duckdb.DuckDBPyConnection, family: str) -> set[str]:
 
 def _record(
     con: duckdb.DuckDBPyConnection, f: LandedFile, fmt: str, status: str, rows: int,
-    rejects: list[Reject], message: str, run_id: str,
+    rejects: list[Reject], message: str, run_id: str, redactions: dict[str, int] | None = None,
 ) -> None:
     con.execute("delete from audit.file_loads where file_hash = ? and family = ?", [f.sha256, f.family])
+    redacted = dict(sorted((redactions or {}).items()))
     con.execute(
-        "insert into audit.file_loads values (?, ?, ?, ?, ?, ?::timestamp, ?, ?, ?, ?, ?, current_timestamp::timestamp)",
+        "insert into audit.file_loads (file_hash, family, format, source_file, origin, observed_at, rows_loaded, "
+        "rejects, status, message, run_id, loaded_at, redactions, redacted_columns) "
+        "values (?, ?, ?, ?, ?, ?::timestamp, ?, ?, ?, ?, ?, current_timestamp::timestamp, ?, ?)",
         [f.sha256, f.family, fmt, f.original_name, f.origin, f.observed_at.replace("Z", ""), rows,
-         len(rejects), status, message, run_id],
+         len(rejects), status, message, run_id, sum(redacted.values()),
+         ", ".join(f"{k} {n}" for k, n in redacted.items()) or None],
     )
     con.execute("delete from audit.dq_rejects where file_hash = ? and source_family = ?", [f.sha256, f.family])
     if rejects:
@@ -101,12 +106,19 @@ def load_landed(
         summary.problems.append(msg)
         _record(con, f, fmt.name, "unreadable", 0, [Reject(exc.line, "unreadable_file", exc.problem)], msg, run_id)
         return
+    # Credentials never pass landing/: every string cell of every family, and the rejects' texts.
+    output, redactions = scrub_output(output)
+    if redactions:
+        where = ", ".join(f"{k} {n}" for k, n in sorted(redactions.items()))
+        output.warnings.append(f"{sum(redactions.values())} value(s) holding a credential stored only as their "
+                               f"sha256 ({where})")
     rows = replace_file(con, output, file_hash=f.sha256, source_file=f.original_name, fmt=fmt.name, family=f.family)
     summary.files_loaded += 1
     summary.rows_loaded += rows
     summary.rejects += len(output.rejects)
     summary.warnings.extend(f"{f.original_name}: {w}" for w in output.warnings)
-    _record(con, f, fmt.name, "loaded", rows, output.rejects, "; ".join(output.warnings)[:2000], run_id)
+    _record(con, f, fmt.name, "loaded", rows, output.rejects, "; ".join(output.warnings)[:2000], run_id,
+            redactions)
 
 
 def ingest_family(

@@ -56,6 +56,13 @@ def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime
             "create table serving.main.dq_rejects as select * exclude (run_id) from ledger.audit.dq_rejects order by all"
         )
         counts["dq_rejects"] = con.execute("select count(*) from serving.main.dq_rejects").fetchone()[0]
+        # Every file as loaded, with the credentials redacted from it (Data quality page).
+        con.execute(
+            "create table serving.main.source_files as select family, format, source_file, status, observed_at, "
+            "rows_loaded, rejects, coalesce(redactions, 0) as redactions, redacted_columns "
+            "from ledger.audit.file_loads order by all"
+        )
+        counts["source_files"] = con.execute("select count(*) from serving.main.source_files").fetchone()[0]
         con.execute(
             "create table serving.main.check_results as select check_name, target, severity, status, "
             "status = 'pass' as passed, detail from ledger.audit.check_results where run_id = ? order by all", [run_id],

@@ -53,7 +53,7 @@ from sources.billing.engine import (
 )
 from sources.billing.reader import RawFile, count_lines, csv_header, load_csv, record_start_lines
 from sources.billing.schema import DECIMAL, DECIMAL_COLUMNS, FOCUS_COLUMNS, TABLE, TIMESTAMP_COLUMNS
-from sources.billing.secrets import scrub_text
+from sources.secrets import scrub_text
 from sources.billing.tags import normalise_distinct
 from sources.common import ParseOutput, Reject, UnreadableFile, csv_lines_after_rejects
 from sources.prices._rows import CURRENCIES

@@ -9,8 +9,8 @@ Bounds live in ONE place, `warehouse.reference.PLAUSIBILITY` (USD; other currenc
 - `implausible_unit_price`: a Usage line priced in hours (PricingUnit, else ConsumedUnit, such as
   `Hours`, `1 Hour`, `10 Hours`) whose |BilledCost| / hours is above `max_per_hour`; judged only
   when |BilledCost| >= `unit_check_min_amount` (cent rounding of a tiny line is no price).
-- credentials in `x_extra` (the JSON of the source's non-FOCUS columns): a cheap Arrow regex picks
-  the candidate rows, whose values are judged and redacted like tags (`secrets.scrub`).
+- credentials (in `x_extra`, tags, descriptions) are redacted for every family at load, after this gate:
+  `sources.secrets.scrub_output`, called by warehouse/ingest.py.
 - `missing_currency_column`: the file has rows and none names a currency (no BillingCurrency
   column, or an empty one). The rows still load (staging gives them ISO 'XXX', "no currency",
   so they never add up with real money: the FOCUS spec examples are such files) but one
@@ -21,7 +21,6 @@ One DuckDB query over the Arrow table; Python only for the x_extra rows the cred
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 
 import duckdb
@@ -29,7 +28,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sources.billing.schema import TABLE
-from sources.billing.secrets import scrub
 from sources.common import ParseOutput, Reject
 from warehouse.reference import PLAUSIBILITY, UNITS_PER_USD_CEILING, UNITS_PER_USD_DEFAULT
 
@@ -103,30 +101,6 @@ def _fmt(x: float) -> str:
     return f"{Decimal(repr(x)):,.2f}"
 
 
-#: Candidate rows for the x_extra credential scan (RE2, no look-around); `secrets.scrub` decides.
-_CANDIDATE = r"(?i)sk-|AKIA|ASIA|bearer|eyJ|gh[pousr]_|github_pat_|xox|AIza|PRIVATE KEY|passw|secret|token|credential|authoriz|api_?key|access_key"
-
-
-def scrub_extra(tbl: pa.Table) -> tuple[pa.Table, int]:
-    """x_extra with credential values redacted (candidates by regex, then judged per value)."""
-    if "x_extra" not in tbl.column_names or tbl.num_rows == 0:
-        return tbl, 0
-    col = tbl["x_extra"].combine_chunks()
-    hit = pc.fill_null(pc.match_substring_regex(col, _CANDIDATE), False)
-    idx = pc.indices_nonzero(hit).to_pylist()
-    if not idx:
-        return tbl, 0
-    values, redacted = col.to_pylist(), 0
-    for i in idx:
-        obj = json.loads(values[i])
-        for k in obj:
-            obj[k], n = scrub(obj[k], k)
-            redacted += n
-        values[i] = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-    pos = tbl.column_names.index("x_extra")
-    return tbl.set_column(pos, tbl.field(pos), pa.array(values, col.type)), redacted
-
-
 def gate(output: ParseOutput) -> ParseOutput:
     """Quarantine implausible lines; add the file-level `missing_currency_column` entry."""
     tbl = output.tables.get(TABLE)
@@ -138,9 +112,6 @@ def gate(output: ParseOutput) -> ParseOutput:
         tbl = tbl.filter(pc.invert(pc.is_in(tbl["_source_line"].cast(pa.int64()), value_set=lines)))
     rejects = [*output.rejects, *bad]
     warnings = list(output.warnings)
-    tbl, redacted = scrub_extra(tbl)
-    if redacted:
-        warnings.append(f"x_extra: {redacted} value(s) holding a credential stored only as their sha256")
     no_currency = "BillingCurrency" not in tbl.column_names or tbl["BillingCurrency"].null_count == tbl.num_rows
     if tbl.num_rows and no_currency:
         rejects.insert(0, Reject(

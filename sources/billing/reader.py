@@ -24,7 +24,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from sources.billing.secrets import scrub_text
+from sources.secrets import scrub_text
 from sources.common import Reject, UnreadableFile
 
 GZIP_MAGIC = b"\x1f\x8b"

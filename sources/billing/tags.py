@@ -10,7 +10,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from sources.billing.secrets import scrub, scrub_text
+from sources.secrets import scrub, scrub_text
 
 
 def normalise_tags(text: str | None, redacted: Counter[str] | None = None) -> tuple[str | None, list[str], bool]:

@@ -83,9 +83,56 @@ def _focus_with_secret_tags() -> str:
     rows[1][tag_col] = json.dumps({keys[1]: FOCUS_SECRETS[keys[1]], keys[2]: FOCUS_SECRETS[keys[2]]})
     rows[2][tag_col] = json.dumps({keys[3]: FOCUS_SECRETS[keys[3]]})
     rows[3][tag_col] = json.dumps(FOCUS_SECRETS)
+    desc = header.index("ChargeDescription")
+    rows[1][desc] = f"GPU usage; Authorization: {DESCRIPTION_SECRET}"  # free text keeps its words
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows([header, *rows[:3], rows[3] + ["surplus"]])
     return buf.getvalue()
+
+
+DESCRIPTION_SECRET = "Bearer PLANTEDdesc0123456789abcdef"
+K8S_LABELS = {"deploy_token": "sk-PLANTEDk8s0123456789abcdef", "db-password": "PLANTED-pw"}
+COMMAND_SECRETS = ("hf_PLANTEDabcdefghijklmnopqrstuvwx01", "PLANTEDkey0123")  # --hf-token, --api-key
+METADATA_SECRETS = {"user_api_key": "sk-PLANTEDmeta0123456789abc", "authorization": "Bearer PLANTEDhdr0123456789"}
+
+
+def _opencost_with_secret_labels() -> str:
+    """The real OpenCost sample with credentials planted in one allocation's Kubernetes labels."""
+    import json
+
+    doc = json.loads((SAMPLES / "usage" / "opencost_allocation_compute_response_example.json").read_text())
+    alloc = next(iter(doc["data"][0].values()))
+    alloc["properties"]["labels"] = {"app": "vllm", **K8S_LABELS}
+    return json.dumps(doc)
+
+
+def _vllm_with_secret_command(dest: Path) -> None:
+    """A real vLLM result and its .commands.json sidecar whose client command carries two credentials."""
+    import json
+
+    stem = "llama33-70b__01_tp8_pp1__serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_01"
+    shutil.copy(SAMPLES / "benchmarks" / f"{stem}.json", dest / f"{stem}.json")
+    side = json.loads((SAMPLES / "benchmarks" / f"{stem}.commands.json").read_text())
+    side["client_command"] += f" --hf-token {COMMAND_SECRETS[0]} --api-key={COMMAND_SECRETS[1]} --max-tokens 512"
+    (dest / f"{stem}.commands.json").write_text(json.dumps(side, indent=2))
+
+
+def _with_secret_metadata(log: str) -> str:
+    """The LiteLLM log with credentials planted in the last (good) row's metadata JSON."""
+    import csv
+    import io
+    import json
+
+    lines = log.splitlines()
+    header = next(csv.reader([lines[0]]))
+    last = next(csv.reader([lines[-1]]))
+    meta = json.loads(last[header.index("metadata")] or "{}")
+    meta.update({"user_api_key": METADATA_SECRETS["user_api_key"],
+                 "headers": {"authorization": METADATA_SECRETS["authorization"]}})
+    last[header.index("metadata")] = json.dumps(meta)
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(last)
+    return "\n".join(lines[:-1]) + "\n" + buf.getvalue()
 
 
 def _tree(root: Path) -> dict[str, str]:
@@ -104,7 +151,11 @@ def build_secret_run(root: Path) -> dict:
     shutil.copy(SAMPLES / "billing" / "invoice_totals.csv", inputs / "billing" / "invoice_totals.csv")
     (inputs / "billing" / "focus_secret_tags.csv").write_text(_focus_with_secret_tags())
     (inputs / "api_spend").mkdir()
-    (inputs / "api_spend" / f"{SHELLISH}.csv").write_text(_litellm_log())
+    (inputs / "api_spend" / f"{SHELLISH}.csv").write_text(_with_secret_metadata(_litellm_log()))
+    (inputs / "usage").mkdir()
+    (inputs / "usage" / "opencost_secret_labels.json").write_text(_opencost_with_secret_labels())
+    (inputs / "benchmarks").mkdir()
+    _vllm_with_secret_command(inputs / "benchmarks")
     before_inputs, before_root = _tree(inputs), {p.name for p in root.iterdir()}
     mp = pytest.MonkeyPatch()
     mp.setenv("OPENAI_API_KEY", OPENAI_KEY)
@@ -176,7 +227,7 @@ def test_focus_tag_credentials_are_stored_as_their_sha256(secret_run: dict) -> N
     the malformed line is quarantined by line, without its credentials."""
     import json
 
-    from sources.billing.secrets import redact
+    from sources.secrets import redact
 
     want = {k: redact(v) for k, v in FOCUS_SECRETS.items()}
     for db, sql in (("ledger.duckdb", "select Tags::varchar from raw.billing_charges where _source_file = ?"),
@@ -192,6 +243,44 @@ def test_focus_tag_credentials_are_stored_as_their_sha256(secret_run: dict) -> N
         assert stored == want, db
         assert {t.get("team") for t in tags} >= {"research"}  # ordinary tags are untouched
         assert rejects == [("malformed_row", 5)]
+
+
+def test_labels_commands_descriptions_and_metadata_keep_only_hashes(secret_run: dict) -> None:
+    """Issue 19: the shared load-time scrub (sources/secrets.py) covers every family: a Kubernetes
+    label, a benchmark command line and a bill's ChargeDescription keep their other words; the
+    credentials are stored as sha256:<hex> of the credential alone. Each file's count is published."""
+    import json
+
+    from sources.secrets import redact
+
+    con = duckdb.connect(str(secret_run["home"] / "ledger.duckdb"), read_only=True)
+    try:
+        labels = [json.loads(v) for (v,) in con.execute(
+            "select labels::varchar from raw.gpu_jobs where _source_file = 'opencost_secret_labels.json' "
+            "and labels is not null").fetchall()]
+        [command] = [c for (c,) in con.execute("select client_command from raw.benchmark_run_commands").fetchall()]
+        [desc] = [d for (d,) in con.execute(
+            "select ChargeDescription from raw.billing_charges where _source_file = 'focus_secret_tags.csv' "
+            "and ChargeDescription like 'GPU usage;%'").fetchall()]
+    finally:
+        con.close()
+    assert labels == [{"app": "vllm", "deploy_token": redact(K8S_LABELS["deploy_token"]),
+                       "db-password": redact(K8S_LABELS["db-password"])}]
+    assert f"--hf-token {redact(COMMAND_SECRETS[0])} --api-key={redact(COMMAND_SECRETS[1])} --max-tokens 512" in command
+    assert command.startswith("python3 benchmark_serving.py") and "--num-prompts=200" in command
+    assert desc == f"GPU usage; Authorization: {redact(DESCRIPTION_SECRET)}"
+    serving = duckdb.connect(str(secret_run["home"] / "serving.duckdb"), read_only=True)
+    try:
+        counts = dict(serving.execute("select source_file, redactions from source_files where redactions > 0").fetchall())
+    finally:
+        serving.close()
+    # cells changed per file: opencost 1 (the labels cell); vLLM sidecar 1 (its command); FOCUS: the
+    # 3 good lines' Tags + line 3's ChargeDescription = 4, + the malformed line's reject text 1 = 5;
+    # LiteLLM: the metadata cell 1 + the malformed line's reject value 1 = 2 (keys in api_key are
+    # hashed by the parser itself, before the scrub sees them).
+    assert counts == {"opencost_secret_labels.json": 1,
+                      "llama33-70b__01_tp8_pp1__serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_01"
+                      ".commands.json": 1, "focus_secret_tags.csv": 5, f"{SHELLISH}.csv": 2}
 
 
 def test_landed_names_come_from_content_and_nothing_is_written_outside_home(secret_run: dict) -> None:

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from sources.billing import azure_export, focus
-from sources.billing.secrets import is_secret, redact, scrub_text
+from sources.secrets import is_secret, redact, scrub_output, scrub_text
 from warehouse.reference import PLAUSIBILITY
 
 HEADER = ("BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,"
@@ -173,8 +173,8 @@ def test_credentials_in_extra_columns_are_redacted(tmp_path: Path) -> None:
     header = HEADER.rstrip("\n") + ",x_DeployToken,x_Note,x_CostCenter\n"
     path = _write(tmp_path, _line("Usage", "1").rstrip("\n") + ",abc123def456ghi,Bearer UNITTEST0123456789abc,cc-1\n",
                   _line("Usage", "2").rstrip("\n") + ",,,cc-2\n", header=header)
-    out = focus.parse(path)
+    out, counts = scrub_output(focus.parse(path))  # what warehouse/ingest.py does before the raw load
     extra = [json.loads(x) for x in out.tables["billing_charges"]["x_extra"].to_pylist()]
     assert extra == [{"x_DeployToken": redact("abc123def456ghi"), "x_Note": redact("Bearer UNITTEST0123456789abc"),
                       "x_CostCenter": "cc-1"}, {"x_CostCenter": "cc-2"}]
-    assert "x_extra: 2 value(s) holding a credential stored only as their sha256" in out.warnings
+    assert counts == {"billing_charges.x_extra": 1}  # cells changed: the first line's (two credentials in it)
