@@ -1,27 +1,45 @@
-"""Data quality: the published run's checks, quarantined rows per source, stale prices, and GPU-hours on no
-bill line (list-priced, owned-hardware, or unpriced with a reason: never $0)."""
+"""Data quality: warnings and failures first, each with the rows it found; stale prices by provider with a
+drill-down; GPU-hours on no bill line (never $0); quarantined rows per source; every check result."""
 
 from __future__ import annotations
 
+import json
+
+import pandas as pd
 import streamlit as st
 
 from dashboards import ui
-from warehouse import serving
+from reporting.formatting import fmt_money
+from warehouse import serving, serving_screens
 
 path = ui.serving_db()
 st.title("Data quality")
 
+
+def _rows(found: pd.DataFrame) -> pd.DataFrame:
+    """The JSON rows a check published, one column per field (what the analyst compares with the source)."""
+    parsed = []
+    for text in found["failing_row"]:
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError):
+            value = {"row": text}
+        parsed.append(value if isinstance(value, dict) else {"row": value})
+    return pd.json_normalize(parsed).astype(str).replace({"None": "", "nan": ""})
+
+
 pub = ui.load(serving.publication, path)
+checks = ui.guard(serving.check_results, path)
 if pub is not None:
-    c1, c2, c3, c4 = st.columns(4)
+    c1, c2, c3 = st.columns(3)
     c1.metric("Checks passed", f"{pub.get('checks_passed')}/{pub.get('checks_run')}")
     c2.metric("Warnings", f"{pub.get('checks_warned', 0)}")
-    c3.metric("Run", str(pub["run_id"]))
-    c4.metric("Published", ui.fmt_time(pub["published_at"]))
-    st.caption(f"Tables published: {pub.get('tables_published') or 'n/a'}")
+    failed = int(checks["status"].isin(["fail", "error"]).sum()) if checks is not None else 0
+    c3.metric("Failed (non-blocking)", f"{failed}")
+    tables = [t for t in str(pub.get("tables_published") or "").split(",") if t]
+    st.caption(f"Run {pub['run_id']}, published {ui.fmt_time(pub['published_at'])}, {len(tables)} tables.")
 
-st.subheader("Check results")
-checks = ui.guard(serving.check_results, path)
+st.subheader("Warnings and failures")
 if checks is not None:
     not_passed = checks[checks["status"] != "pass"]
     if not_passed.empty:
@@ -29,34 +47,48 @@ if checks is not None:
     else:
         warned = int((not_passed["status"] == "warn").sum())
         st.warning(f"{warned} warnings and {len(not_passed) - warned} failed non-blocking checks of {len(checks)} "
-                   "(a blocking failure would have withheld this publication). Each is listed below with what it found.")
+                   "(a blocking failure would have withheld this publication). Open one for the rows it found.")
         for row in not_passed.itertuples(index=False):
-            with st.expander(f"{row.status.upper()} · {row.check_name} ({row.target})"):
-                st.write(row.detail)
+            with st.expander(f"{row.status.upper()} · {row.check_name} ({row.target}): {row.detail}"):
                 found = ui.guard(serving.check_failures, path, row.check_name)
-                if found is not None and not found.empty:
-                    st.dataframe(found, hide_index=True)
-    with st.expander(f"All {len(checks)} check results"):
-        st.dataframe(checks, hide_index=True)
-
-st.subheader("Quarantined rows per source")
-rejects = ui.guard(serving.rejects_by_source, path)
-if rejects is not None:
-    if rejects.empty:
-        st.success("No rejected rows.")
-    else:
-        st.metric("Rejected rows", f"{int(rejects['rejected_rows'].sum()):,}")
-        st.table(rejects, hide_index=True)
+                if found is None or found.empty:
+                    st.caption("No rows were published with this check.")
+                else:
+                    st.caption(f"The first {len(found)} rows it found (the check's own count is in its title).")
+                    ui.table(_rows(found), f"check_{row.check_name}", raw=found, printed_max=10)
 
 st.subheader("Stale prices")
-max_age = st.sidebar.number_input("Stale after (days)", min_value=1, max_value=365, value=7, key="dq_age")
-stale = ui.guard(serving.stale_prices, path, int(max_age))
-if stale is not None:
-    if stale.empty:
+max_age = st.columns([1, 3])[0].number_input("Stale after (days)", min_value=1, max_value=3650, value=7, key="dq_age",
+                          help="A current price last observed this many days before the publication or earlier.")
+by_provider = ui.guard(serving_screens.stale_by_provider, path, int(max_age))
+if by_provider is not None:
+    if by_provider.empty:
         st.success(f"Every current price was observed within {max_age} days of the publication.")
     else:
-        st.warning(f"{len(stale)} current prices were last observed more than {max_age} days before the publication.")
-        st.table(ui.to_float(stale), hide_index=True)
+        total = int(by_provider["stale_prices"].sum())
+        st.warning(f"{total:,} current prices from {len(by_provider)} providers were last observed more than "
+                   f"{max_age} days before the publication: the providers may have changed them since.")
+        summary = pd.DataFrame({
+            "Provider": by_provider["provider"], "Stale prices": by_provider["stale_prices"],
+            "GPU models": by_provider["gpu_models"], "Oldest (days)": by_provider["oldest_age_days"],
+            "Newest (days)": by_provider["newest_age_days"],
+            "Oldest observed": by_provider["oldest_observed_at"].map(ui.fmt_time),
+        })
+        ui.table(summary, f"stale_prices_by_provider_{int(max_age)}d", raw=by_provider)
+        provider = st.selectbox("Provider to drill into", by_provider["provider"].tolist(), index=None,
+                                placeholder="Choose a provider to list its stale prices", key="dq_stale_provider")
+        if provider is not None:
+            stale = ui.guard(serving.stale_prices, path, int(max_age))
+            if stale is not None:
+                rows = stale[stale["provider"] == provider]
+                shown = pd.DataFrame({
+                    "SKU": rows["sku"], "Region": rows["region"].fillna("—"), "Pricing": rows["pricing_category"],
+                    "GPU model": rows["gpu_model"],
+                    "Per GPU-hour": [fmt_money(v, c) for v, c in zip(rows["price_per_gpu_hour"], rows["currency"])],
+                    "Last observed": rows["last_observed_at"].map(ui.fmt_time),
+                    "Age (days)": rows["age_days"],
+                })
+                ui.table(shown, f"stale_prices_{provider}_{int(max_age)}d", raw=rows, printed_max=15)
 
 st.subheader("GPU-hours on no bill line: priced or not")
 st.caption("Production GPU-hours from run records, schedulers and telemetry that no bill line covers. List-priced: the "
@@ -76,14 +108,33 @@ if usage is not None:
                    "chargeback or showback figure. By reason:")
         by_reason = unpriced.groupby(["reason", "source_kind"], as_index=False, dropna=False).agg(
             gpu_hours=("gpu_hours", "sum"), teams=("teams", "sum"))
-        by_reason["gpu_hours"] = by_reason["gpu_hours"].map(lambda h: f"{float(h):,.1f}")
-        by_reason["amount"] = "unpriced"
-        st.table(by_reason.rename(columns={"reason": "Reason", "source_kind": "Source", "gpu_hours": "GPU-hours",
-                                           "teams": "Teams", "amount": "Amount"}), hide_index=True)
+        shown = by_reason.assign(gpu_hours=by_reason["gpu_hours"].map(lambda h: f"{float(h):,.1f}"), amount="unpriced")
+        ui.table(shown.rename(columns={"reason": "Reason", "source_kind": "Source", "gpu_hours": "GPU-hours",
+                                       "teams": "Teams", "amount": "Amount"}), "unpriced_gpu_hours", raw=by_reason)
     if not priced.empty:
         shown = priced.groupby(["pricing_status", "source_kind", "currency"], as_index=False).agg(
             gpu_hours=("gpu_hours", "sum"), amount=("amount", lambda s: sum(s.dropna(), 0)))
+        raw = shown.copy()
         shown["gpu_hours"] = shown["gpu_hours"].map(lambda h: f"{float(h):,.1f}")
         shown = ui.money_table(shown, ["amount"])
-        st.table(shown.rename(columns={"pricing_status": "Pricing", "source_kind": "Source", "currency": "Currency",
-                                       "gpu_hours": "GPU-hours", "amount": "Amount"}), hide_index=True)
+        ui.table(shown.rename(columns={"pricing_status": "Pricing", "source_kind": "Source", "currency": "Currency",
+                                       "gpu_hours": "GPU-hours", "amount": "Amount"}), "priced_gpu_hours", raw=raw)
+
+st.subheader("Quarantined rows per source")
+rejects = ui.guard(serving.rejects_by_source, path)
+if rejects is not None:
+    if rejects.empty:
+        st.success("No rejected rows.")
+    else:
+        st.metric("Rejected rows", f"{int(rejects['rejected_rows'].sum()):,}")
+        shown = rejects.assign(last_seen=rejects["last_seen"].map(ui.fmt_time)).rename(columns={
+            "source_family": "Source", "format": "Format", "rule": "Rule", "rejected_rows": "Rejected rows",
+            "files": "Files", "last_seen": "Last seen"})
+        ui.table(shown, "rejects_by_source", raw=rejects)
+        st.caption("Every rejected row with its file, line and problem: `gpu-ledger rejects`.")
+
+if checks is not None:
+    with st.expander(f"All {len(checks)} check results"):
+        ui.table(checks.rename(columns={"check_name": "Check", "target": "Target", "severity": "Severity",
+                                        "status": "Status", "detail": "Detail"}), "check_results", raw=checks,
+                 printed_max=0)

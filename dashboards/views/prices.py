@@ -1,4 +1,5 @@
-"""Prices: price per GPU-hour over time by provider and pricing category, with when each was observed."""
+"""Prices: the current price per GPU-hour of every GPU model by pricing category, with its age, in one currency;
+a GPU model's price history once one is chosen."""
 
 from __future__ import annotations
 
@@ -6,46 +7,91 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from dashboards import ui
+from dashboards import filters, ui
 from reporting.formatting import fmt_money
-from warehouse import serving
+from warehouse import serving, serving_screens
+
+STALE_AFTER_DAYS = 7  # the Data quality page's default: a price not re-observed for a week may have changed
 
 path = ui.serving_db()
 st.title("GPU prices")
-st.caption("Each price is valid from `valid_from` until `valid_to` (open = still current) and was last seen "
-           "at `last_observed_at`; a price not re-observed recently may be stale.")
+st.caption(f"Current = the price still valid (no newer observation replaced it). Age = days between its last "
+           f"observation and the publication; older than {STALE_AFTER_DAYS} days is flagged stale: the provider "
+           "may have changed it since. One currency at a time: prices are never converted.")
 
-provider = ui.pick("Provider", ui.load(serving.distinct, path, "fct_gpu_price_history", "provider"), "pr_provider")
-category = ui.pick("Pricing category", ui.load(serving.distinct, path, "fct_gpu_price_history", "pricing_category"),
-                   "pr_category")
-gpu = ui.pick("GPU model", ui.load(serving.distinct, path, "fct_gpu_price_history", "gpu_model"), "pr_gpu")
-history = ui.guard(serving.prices, path, provider=provider, pricing_category=category, gpu_model=gpu)
+sel = filters.shared(path, "prices", use=("currency",))
+cur = sel.currency or ""
+current = ui.guard(serving_screens.current_prices, path, sel.currency)
 
-if history is not None and history.empty:
-    st.info("No prices for this selection.")
-elif history is not None:
-    current = history[history["valid_to"].isna()] if "valid_to" in history else history
-    if not current.empty:
-        cheapest = current.sort_values("price_per_gpu_hour").iloc[0]
-        c1, c2, c3 = st.columns(3)
-        c1.metric("Cheapest current GPU-hour",
-                  f"{fmt_money(cheapest['price_per_gpu_hour'], cheapest.get('currency'))}")
-        c2.metric("Offer", f"{cheapest['provider']} {cheapest.get('sku') or ''} ({cheapest['pricing_category']})")
-        c3.metric("Observed at", ui.fmt_time(cheapest["last_observed_at"]))
-    flat = ui.to_float(history)
-    keys = [c for c in ("provider", "gpu_model", "pricing_category", "region") if c in flat]
-    flat["series"] = flat[keys].astype(str).agg(" ".join, axis=1)
-    # Each price holds from valid_from to valid_to; a current price (valid_to null) runs to the publication.
-    pub = ui.load(serving.publication, path) or {}
-    ends = flat.assign(valid_from=flat["valid_to"].fillna(pub.get("published_at") or flat["last_observed_at"])
-                       if "valid_to" in flat else flat["last_observed_at"])
-    # At a price change the old price's end must precede the new price's start, or the step zigzags.
-    steps = pd.concat([flat.assign(_start=1), ends.assign(_start=0)]).sort_values(["series", "valid_from", "_start"])
-    fig = px.line(steps, x="valid_from", y="price_per_gpu_hour", color="series", line_shape="hv",
-                  hover_data=[c for c in ("sku", "region", "gpu_count", "last_observed_at", "source") if c in flat],
-                  title="Price per GPU-hour over time", labels={"valid_from": "valid"})
-    st.plotly_chart(fig)
-    st.dataframe(flat, hide_index=True, column_config={
-        "price_per_hour": st.column_config.NumberColumn(format="%.4f"),
-        "price_per_gpu_hour": st.column_config.NumberColumn(format="%.4f"),
+if current is not None and current.empty:
+    st.info("No current prices in this currency.")
+elif current is not None:
+    current["stale"] = current["age_days"] > STALE_AFTER_DAYS
+    cheapest = current.sort_values("price_per_gpu_hour").iloc[0]
+    c1, c2, c3 = st.columns(3)
+    c1.metric(f"GPU models with a current price ({cur})", f"{current['gpu_model'].nunique():,}")
+    c2.metric("Stale (cheapest offer older than "
+              f"{STALE_AFTER_DAYS} days)", f"{int(current['stale'].sum()):,} of {len(current):,}")
+    c3.metric("Cheapest GPU-hour", fmt_money(cheapest["price_per_gpu_hour"], cur),
+              help=f"{cheapest['gpu_model']} {cheapest['pricing_category']} at {cheapest['provider']} "
+                   f"{cheapest['sku']}, observed {ui.fmt_time(cheapest['last_observed_at'])}")
+    st.caption(f"Cheapest GPU-hour: {cheapest['gpu_model']} ({cheapest['pricing_category']}) at "
+               f"{cheapest['provider']} {cheapest['sku']}, last observed {ui.fmt_time(cheapest['last_observed_at'])}"
+               f", {int(cheapest['age_days']):,} days before the publication"
+               + (" (stale)." if cheapest["stale"] else "."))
+
+    flat = ui.to_float(current)
+    flat["freshness"] = ["stale (> %d days)" % STALE_AFTER_DAYS if s else "fresh" for s in flat["stale"]]
+    order = flat.groupby("gpu_model")["price_per_gpu_hour"].min().sort_values().index.tolist()
+    fig = px.bar(flat, x="gpu_model", y="price_per_gpu_hour", color="pricing_category", barmode="group",
+                 pattern_shape="freshness", pattern_shape_map={"fresh": "", f"stale (> {STALE_AFTER_DAYS} days)": "/"},
+                 category_orders={"gpu_model": order},
+                 hover_data={"provider": True, "sku": True, "region": True, "age_days": True, "offers": True},
+                 title=f"Cheapest current price per GPU-hour, by GPU model and pricing category ({cur})",
+                 labels={"gpu_model": "GPU model", "price_per_gpu_hour": f"{cur} per GPU-hour",
+                         "pricing_category": "Pricing", "age_days": "age (days)", "freshness": "Observed"})
+    fig.update_xaxes(tickangle=-45)
+    ui.plot(fig, money=True, height=560)
+
+    table = pd.DataFrame({
+        "GPU model": current["gpu_model"], "Pricing": current["pricing_category"],
+        f"Cheapest per GPU-hour ({cur})": [fmt_money(v, None) for v in current["price_per_gpu_hour"]],
+        f"Highest per GPU-hour ({cur})": [fmt_money(v, None) for v in current["highest_price"]],
+        "Offers": current["offers"], "Cheapest at": current["provider"] + " " + current["sku"].fillna(""),
+        "Region": current["region"].fillna("—"), "Last observed": current["last_observed_at"].map(ui.fmt_time),
+        "Age (days)": current["age_days"], "Stale": ["STALE" if s else "" for s in current["stale"]],
     })
+    st.subheader(f"Current price per GPU model and pricing category ({cur})")
+    ui.table(table, f"current_prices_{cur}", raw=current, printed_max=20)
+
+    st.subheader("Price history")
+    gpu = st.selectbox("GPU model", order, index=None, placeholder="Choose a GPU model to see its price history",
+                       key="pr_history_gpu")
+    if gpu is None:
+        st.caption("The history of one GPU model at a time: every provider, SKU and region that priced it.")
+    else:
+        history = ui.guard(serving_screens.price_history, path, gpu, sel.currency)
+        if history is not None and not history.empty:
+            pub = ui.load(serving.publication, path) or {}
+            hist = ui.to_float(history)
+            hist["offer"] = (hist["provider"] + " " + hist["sku"].fillna("") + " " + hist["region"].fillna("")
+                             + " (" + hist["pricing_category"] + ")")
+            # Each price holds from valid_from to valid_to; a current one runs to the publication. At a change
+            # the old price's end must precede the new one's start, or the step zigzags.
+            ends = hist.assign(valid_from=hist["valid_to"].fillna(pub.get("published_at") or hist["last_observed_at"]))
+            steps = pd.concat([hist.assign(_start=1), ends.assign(_start=0)]).sort_values(
+                ["offer", "valid_from", "_start"])
+            ui.plot(px.line(steps, x="valid_from", y="price_per_gpu_hour", color="offer", line_shape="hv",
+                            title=f"{gpu}: price per GPU-hour over time ({cur})",
+                            labels={"valid_from": "Valid from", "price_per_gpu_hour": f"{cur} per GPU-hour",
+                                    "offer": "Offer"}), money=True)
+            hist_table = pd.DataFrame({
+                "Provider": history["provider"], "SKU": history["sku"], "Region": history["region"].fillna("—"),
+                "Pricing": history["pricing_category"], "GPUs": history["gpu_count"],
+                f"Per GPU-hour ({cur})": [fmt_money(v, None) for v in history["price_per_gpu_hour"]],
+                f"Per instance-hour ({cur})": [fmt_money(v, None) for v in history["price_per_hour"]],
+                "Valid from": history["valid_from"].map(ui.fmt_time),
+                "Valid to": [ui.fmt_time(v) if pd.notna(v) else "current" for v in history["valid_to"]],
+                "Last observed": history["last_observed_at"].map(ui.fmt_time),
+            })
+            ui.table(hist_table, f"price_history_{gpu}_{cur}", raw=history, printed_max=20)
