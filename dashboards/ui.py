@@ -47,7 +47,7 @@ def fmt_time(value: Any) -> str:
 def banner() -> None:
     """Publication time and the last refresh outcome, drawn above every page."""
     # Metric values wrap instead of ending in '…' (four tiles of 'USD 4,151.44' do not fit at 1280 px).
-    st.html("<style>[data-testid='stMetricValue'] > div {font-size: 1.6rem; white-space: normal; "
+    st.html("<style>[data-testid='stMetricValue'] > div {font-size: 1.6rem; white-space: normal; overflow-wrap: anywhere; "
             "overflow: visible; text-overflow: clip;}</style>")
     pub = load(serving.publication, serving_db())
     status = read_status(home())

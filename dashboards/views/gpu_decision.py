@@ -1,5 +1,5 @@
-"""GPU decision: today's cost vs the best eligible candidate, the gated candidate table, the memory fit
-of the workload's candidates and the rent/reserve/buy break-even."""
+"""GPU decision: today's cost vs the best eligible candidate, the gated candidate table (eligible rows first,
+the others with the reason each is out), the memory fit of the workload and the rent/reserve/buy break-even."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboards import ui
-from reporting.formatting import fmt_money, fmt_unit_cost
+from dashboards import filters, ui
+from reporting.formatting import fmt_money
 from warehouse import serving
 
 path = ui.serving_db()
@@ -16,9 +16,11 @@ st.title("GPU decision")
 st.caption("Candidates are whole rentable instances or API routes, sized to production demand. Only candidates "
            "that pass every gate (memory margin, latency SLO, quality) are ranked, by cost per accepted output.")
 
-workload = ui.pick("Workload", ui.load(serving.distinct, path, "fct_candidate_comparison", "workload_id"), "gd_workload",
-                   all_option=False)
+sel = filters.shared(path, "candidates", use=("team", "workload", "currency"), required=("workload",))
+workload, cur = sel.workload, sel.currency or ""
 candidates = ui.guard(serving.workload_table, path, "fct_candidate_comparison", workload) if workload else None
+if candidates is not None and sel.currency and "currency" in candidates:
+    candidates = candidates[candidates["currency"].isna() | (candidates["currency"] == sel.currency)]
 if workload is None and ui.guard(serving.require, path, "fct_candidate_comparison") is not None:
     st.info("No candidates published yet.")
 
@@ -32,106 +34,145 @@ def _eligible(df: pd.DataFrame) -> pd.Series:
     return ok
 
 
+def _col(df: pd.DataFrame, name: str) -> pd.Series:
+    return df[name] if name in df else pd.Series(None, index=df.index, dtype=object)
+
+
+def _pct(v: object) -> str:
+    return f"{float(v):.1f} %" if v is not None and pd.notna(v) else "n/a"
+
+
 gpu_rows = None
 if candidates is not None and not candidates.empty:
-    kinds = candidates["route_kind"] if "route_kind" in candidates else pd.Series("", index=candidates.index)
+    kinds = _col(candidates, "route_kind").fillna("")
     today = candidates[kinds == "current"]
-    eligible = candidates[_eligible(candidates)]
-    best = eligible.sort_values("rank").iloc[0] if not eligible.empty else None
-    currency = ((best.get("currency") if best is not None else None)
-                or (today.iloc[0].get("currency") if not today.empty else None) or "")
-    c1, c2, c3, c4 = st.columns(4)
-    if not today.empty:
-        c1.metric("Today (monthly)", fmt_money(today.iloc[0]["monthly_cost"], currency or None))
-    if best is None:
-        st.warning("No candidate passes every gate: nothing can be chosen for this workload. "
-                   "Keep today's setup and collect the missing evidence below.")
-    else:
-        c2.metric("Best eligible candidate", str(best["candidate"]))
-        if "monthly_savings" in best and pd.notna(best.get("monthly_savings")) and float(best["monthly_savings"]) < 0:
-            st.warning("The best eligible candidate costs more than today: keep today's setup.")
-        c3.metric("Effective unit cost", fmt_unit_cost(best["effective_unit_cost"], currency))
-        if "monthly_savings" in best and pd.notna(best.get("monthly_savings")):
-            c4.metric("Monthly savings vs today", fmt_money(best["monthly_savings"], currency or None),
-                      delta=f"{float(best['savings_pct']):.1f} %" if pd.notna(best.get("savings_pct")) else None)
+    ok = _eligible(candidates)
+    eligible = candidates[ok].sort_values("rank")
+    best = eligible.iloc[0] if not eligible.empty else None
+    t = today.iloc[0] if not today.empty else None
+    unit = "accepted output"
+    with st.container(border=True):
+        c1, c2, c3, c4 = st.columns(4)
+        if t is not None:
+            c1.metric(f"Today, per month ({cur})", fmt_money(t["monthly_cost"], cur))
+            c2.metric(f"Today, per {unit}", ui.unit_cost(t.get("effective_unit_cost"), cur))
+        if best is None:
+            st.warning("No candidate passes every gate: nothing can be chosen for this workload. "
+                       "Keep today's setup and collect the missing evidence below.")
         else:
-            c4.metric("Evidence", str(best.get("evidence") or best.get("basis") or "n/a"))
-    missing = candidates[kinds == "missing_evidence"]
-    for _, row in missing.iterrows():
+            c3.metric(f"Best eligible, per month ({cur})", fmt_money(best["monthly_cost"], cur))
+            saving = best.get("monthly_savings")
+            c4.metric(f"Saving per month ({cur})", fmt_money(saving, cur) if pd.notna(saving) else "n/a",
+                      delta=_pct(best.get("savings_pct")) if pd.notna(best.get("savings_pct")) else None)
+            st.markdown(f"**Recommended route:** {best['candidate']} · {ui.unit_cost(best['effective_unit_cost'], cur)} "
+                        f"per {unit} · evidence: {best.get('evidence') or 'n/a'} · gates passed: memory "
+                        f"({_pct(best.get('memory_margin_pct'))} margin), latency SLO "
+                        f"({best.get('latency_evidence') or 'n/a'}), quality ({best.get('quality_evidence') or 'n/a'})")
+            if pd.notna(saving) and float(saving) < 0:
+                st.warning("The best eligible candidate costs more than today: keep today's setup.")
+    for _, row in candidates[kinds == "missing_evidence"].iterrows():
         st.info(f"Evidence to collect next: {row['candidate']}")
 
-    shown = ui.to_float(candidates)
-    ranked = shown[_eligible(candidates).values]
-    unranked = shown[~_eligible(candidates).values & ~kinds.isin(["current", "missing_evidence"]).values]
-    first = ["rank", "candidate", "effective_unit_cost", "monthly_cost", "monthly_savings", "savings_pct",
-             "evidence", "basis", "meets_slo"]
-    order = [c for c in first if c in shown] + [c for c in shown.columns if c not in first and c != "workload_id"]
-    config = {"effective_unit_cost": st.column_config.NumberColumn(format="%.6g"),
-              "memory_margin_pct": st.column_config.NumberColumn(format="%.1f%%")}
-    st.subheader("Ranked candidates (every gate passed)")
-    if ranked.empty:
-        st.caption("None.")
+    out = candidates[~ok & ~kinds.isin(["current", "missing_evidence"])]
+    st.subheader(f"Eligible candidates, cheapest per {unit} first ({cur})")
+    if eligible.empty:
+        st.caption("None: every candidate fails at least one gate (see below).")
     else:
-        st.dataframe(ranked.sort_values("rank"), hide_index=True, column_order=order, column_config=config)
-    st.subheader("Not ranked: the gate each one failed")
-    if unranked.empty:
-        st.caption("None.")
-    else:
-        gate_first = ["candidate", "failed_gate", "memory_gate", "latency_gate", "quality_gate", "evidence",
-                      "latency_evidence", "quality_evidence", "monthly_cost", "memory_margin_pct"]
-        gate_order = [c for c in gate_first if c in unranked] + [c for c in order if c not in gate_first]
-        st.dataframe(unranked, hide_index=True, column_order=gate_order, column_config=config)
+        table = pd.DataFrame({
+            "Rank": eligible["rank"], "Candidate": eligible["candidate"], "Evidence": _col(eligible, "evidence"),
+            f"Per {unit} ({cur})": [ui.unit_cost(v, None) for v in eligible["effective_unit_cost"]],
+            f"Per month ({cur})": [fmt_money(v, None) for v in eligible["monthly_cost"]],
+            f"Saving per month ({cur})": [fmt_money(v, None) for v in _col(eligible, "monthly_savings")],
+            "Saving": [_pct(v) for v in _col(eligible, "savings_pct")],
+            "Memory margin": [_pct(v) for v in _col(eligible, "memory_margin_pct")],
+            "p95 latency (ms)": [f"{float(v):,.0f}" if pd.notna(v) else "n/a" for v in _col(eligible, "p95_latency_ms")],
+        })
+        ui.table(table, f"candidates_eligible_{workload}", raw=eligible)
+    if not out.empty and st.toggle(f"Show the {len(out)} candidates that are out, with the reason each is out",
+                                   key="gd_show_out"):
+        out = out.sort_values("effective_unit_cost", na_position="last")
+        table = pd.DataFrame({
+            "Candidate": out["candidate"], "Why it is out": _col(out, "failed_gate").fillna("not ranked"),
+            f"Per {unit} ({cur})": [ui.unit_cost(v, None) for v in out["effective_unit_cost"]],
+            f"Per month ({cur})": [fmt_money(v, None) for v in out["monthly_cost"]],
+            "Evidence": _col(out, "evidence"),
+        })
+        ui.table(table, f"candidates_out_{workload}", raw=out, printed_max=200)
     st.caption("Evidence: measured = a benchmark of this model on the same GPU, provider and count; same_gpu = "
                "another provider or count; projected = scaled by memory bandwidth from the workload's benchmark; "
                "analogue = a benchmark of another model; quality 'assumed' = production's acceptance carried over.")
     gpu_rows = candidates[kinds == "gpu"] if "route_kind" in candidates else candidates
 
 if workload:
-    st.subheader("Memory fit of this workload's candidates")
+    st.subheader("Memory fit")
     fit = ui.guard(serving.workload_table, path, "fct_memory_fit", workload)
     if fit is not None and fit.empty:
         st.caption("No memory-fit rows for this workload (no model shape in the registry).")
     elif fit is not None:
-        shown_fit = fit
-        if gpu_rows is not None and {"gpu_model", "gpu_count"} <= set(fit.columns) and "instances" in gpu_rows:
-            # The replica shapes the candidates use: GPUs per instance (x2 where multi-node is allowed).
-            shapes = {(m, int(n)) for m, n, i in zip(gpu_rows["gpu_model"], gpu_rows["gpus_per_instance"],
-                                                     gpu_rows["instances"]) if pd.notna(m) and pd.notna(n)}
-            shapes |= {(m, 2 * n) for m, n in shapes}
-            mask = [(m, int(n)) in shapes for m, n in zip(fit["gpu_model"], fit["gpu_count"])]
-            if any(mask):
-                shown_fit = fit[mask]
-        if "is_production_concurrency" in shown_fit:
-            shown_fit = shown_fit[shown_fit["is_production_concurrency"].fillna(False).astype(bool)]
-        st.caption("required = weights + KV cache + activations/workspace + per-GPU runtime reserve; 'fits' only at a "
-                   "margin at or above the registry threshold (default 15 %), 'tight' loads but is not eligible.")
-        first_fit = ["gpu_model", "gpu_count", "fit_status", "margin_pct", "fit_note", "required_gb", "available_gb"]
-        fit_order = [c for c in first_fit if c in shown_fit] + [c for c in shown_fit.columns
-                                                                if c not in first_fit and c != "workload_id"]
-        st.dataframe(ui.to_float(shown_fit), hide_index=True, column_order=fit_order)
+        if "is_production_concurrency" in fit:
+            fit = fit[fit["is_production_concurrency"].fillna(False).astype(bool)]
+        fit = fit.sort_values(["gpu_model", "gpu_count"])
+        fits = fit["fit_status"] == "fits"
+        # Per GPU model: every configuration that fits, plus the largest that does not (the step below the
+        # smallest fit), so the analyst sees where the line is without 100 rows of 'does not fit'.
+        keep = fits.copy()
+        for model, rows in fit.groupby("gpu_model"):
+            smallest_fit = rows.loc[rows["fit_status"] == "fits", "gpu_count"].min()
+            below = rows[(rows["fit_status"] != "fits")
+                         & ((rows["gpu_count"] < smallest_fit) if pd.notna(smallest_fit) else False)]
+            if not below.empty:
+                keep.loc[below.index[-1]] = True
+        never = sorted(set(fit["gpu_model"]) - set(fit.loc[fits, "gpu_model"]))
+        show_all = st.toggle(f"Show all {len(fit)} configurations tested", key="gd_fit_all")
+        shown = fit if show_all else fit[keep]
+        st.caption(f"{int(fits.sum())} configurations fit at production concurrency; the largest configuration that "
+                   "does not fit is shown under each GPU model's smallest fit. required = weights + KV cache + "
+                   "activations/workspace + per-GPU runtime reserve; 'fits' needs a margin at or above the registry "
+                   "threshold (default 15 %); 'tight' loads but is not eligible."
+                   + (f" Fits in no configuration tested: {', '.join(never)}." if never and not show_all else ""))
+        table = pd.DataFrame({
+            "GPU model": shown["gpu_model"], "GPUs": shown["gpu_count"], "Fit": shown["fit_status"],
+            "Margin": [_pct(v) for v in shown["margin_pct"]],
+            "Required (GB)": [f"{float(v):,.1f}" for v in shown["required_gb"]],
+            "Available (GB)": [f"{float(v):,.1f}" for v in shown["available_gb"]],
+            "Note": _col(shown, "fit_note").fillna(""),
+        })
+        ui.table(table, f"memory_fit_{workload}", raw=shown, printed_max=80)
 
     st.subheader("Rent, spot, reserve, buy or API: break-even utilisation")
     options = ui.guard(serving.workload_table, path, "fct_capacity_options", workload)
     if options is not None and options.empty:
         st.caption("No capacity options: the workload has no eligible GPU candidate to price.")
     if options is not None and not options.empty:
+        st.caption(f"For the best eligible GPU candidate: {options['candidate'].iloc[0]}.")
         flat = ui.to_float(options)
-        fig = go.Figure(go.Bar(x=flat["option"], y=flat["break_even_utilisation"], name="break-even utilisation",
-                               text=flat.get("label"), hovertext=flat.get("monthly_cost")))
-        measured = flat["measured_utilisation"].dropna() if "measured_utilisation" in flat else pd.Series(dtype=float)
-        needed = flat["needed_utilisation"].dropna() if "needed_utilisation" in flat else pd.Series(dtype=float)
-        if not measured.empty:
-            # One measured utilisation per workload: a horizontal line the options are compared against.
-            fig.add_hline(y=float(measured.iloc[0]), line_dash="dash",
-                          annotation_text=f"measured {float(measured.iloc[0]):.0%}")
-        if not needed.empty:
-            fig.add_hline(y=float(needed.iloc[0]), line_dash="dot", annotation_text=f"needed {float(needed.iloc[0]):.0%}")
-        fig.update_layout(title="Utilisation above which each option beats on-demand", yaxis_tickformat=".0%")
-        st.plotly_chart(fig)
-        table = options.copy()
-        for col in ("monthly_cost", "compute_cost", "scope_cost"):
-            if col in table:
-                table[col] = [fmt_money(v, None) for v in table[col]]
-        st.table(table, hide_index=True)
+        has = flat[flat["break_even_utilisation"].notna()]
+        if not has.empty:
+            fig = go.Figure(go.Bar(x=has["option"], y=has["break_even_utilisation"], name="break-even utilisation",
+                                   text=[f"{v:.0%}" for v in has["break_even_utilisation"]], textposition="outside",
+                                   cliponaxis=False, hovertemplate="%{x}: beats on-demand above %{y:.0%}<extra></extra>"))
+            for col, dash, name in (("measured_utilisation", "dash", "measured"), ("needed_utilisation", "dot", "needed")):
+                values = flat[col].dropna() if col in flat else pd.Series(dtype=float)
+                if not values.empty:
+                    # One utilisation per workload: a line the options are compared against.
+                    fig.add_hline(y=float(values.iloc[0]), line_dash=dash, annotation_position="top left",
+                                  annotation_text=f"{name} {float(values.iloc[0]):.0%}")
+            fig.update_layout(title="Utilisation above which each commitment beats on-demand")
+            fig.update_yaxes(range=[0, 1.15])
+            ui.plot(fig, share=True, y_title="Break-even utilisation", x_title="Option")
+        missing = flat[flat["break_even_utilisation"].isna()]
+        if not missing.empty:
+            st.caption("No break-even: " + "; ".join(f"{o} ({n})" for o, n in zip(
+                missing["option"], _col(missing, "basis_note").fillna(_col(missing, "capex_status")))) + ".")
+        table = pd.DataFrame({
+            "Option": options["option"],
+            f"Per month ({cur})": [fmt_money(v, None) for v in options["monthly_cost"]],
+            f"Compute ({cur})": [fmt_money(v, None) for v in _col(options, "compute_cost")],
+            f"Scope ({cur})": [fmt_money(v, None) for v in _col(options, "scope_cost")],
+            "Break-even utilisation": [f"{float(v):.0%}" if pd.notna(v) else "none"
+                                       for v in options["break_even_utilisation"]],
+            "Basis": _col(options, "basis_note").fillna(""),
+        })
+        ui.table(table, f"capacity_options_{workload}", raw=options)
         st.caption("Every option carries the same scope (storage, network, serving stack, labour; the API its "
                    "gateway). Spot is not a commitment; always-on endpoints are billed every hour.")
