@@ -30,6 +30,7 @@ PAGES = [
     st.Page("views/gpu_decision.py", title="GPU decision", url_path="gpu_decision"),
     st.Page("views/prices.py", title="Prices", url_path="prices"),
     st.Page("views/chargeback.py", title="Chargeback", url_path="chargeback"),
+    st.Page("views/anomalies.py", title="Anomalies & forecast", url_path="anomalies"),
     st.Page("views/data_quality.py", title="Data quality", url_path="data_quality"),
     st.Page("views/reports.py", title="Reports", url_path="reports"),
 ]
