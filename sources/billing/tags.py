@@ -10,17 +10,16 @@ import json
 from collections import Counter
 from typing import Any
 
-from sources.secrets import scrub, scrub_text
+from sources.secrets import scrub_text
 
 
-def normalise_tags(text: str | None, redacted: Counter[str] | None = None) -> tuple[str | None, list[str], bool]:
+def normalise_tags(text: str | None) -> tuple[str | None, list[str], bool]:
     """Return (normalised JSON object text, merged keys, valid).
 
     Accepts a JSON object, or an object without braces (Azure `"a": "b","c": "d"`).
     Keys are trimmed; keys equal after trimming (`"org"` and `" org"`, or exact duplicates)
     are merged keeping the first non-empty value. Invalid text gives (None, [], False).
-    A value holding a credential (secrets.py) is replaced by its hash; its key is counted in
-    `redacted`.
+    Credentials in values are redacted later, with every family's (sources/secrets.py scrub_output).
     """
     if text is None:
         return None, [], True
@@ -47,10 +46,6 @@ def normalise_tags(text: str | None, redacted: Counter[str] | None = None) -> tu
             out[k] = value
     if not out:
         return None, merged, True
-    for k, v in out.items():
-        out[k], hit = scrub(v, k)
-        if hit and redacted is not None:
-            redacted[k] += 1
     return json.dumps(out, ensure_ascii=False, separators=(",", ":")), merged, True
 
 
@@ -62,10 +57,9 @@ def normalise_distinct(values: list[str | None]) -> tuple[list[str | None], list
     """Normalise a list of distinct tag strings; return (normalised list, warnings)."""
     merged_keys: Counter[str] = Counter()
     invalid: list[str] = []
-    redacted: Counter[str] = Counter()
     out: list[str | None] = []
     for v in values:
-        norm, merged, ok = normalise_tags(v, redacted)
+        norm, merged, ok = normalise_tags(v)
         out.append(norm)
         merged_keys.update(merged)
         if not ok:
@@ -79,7 +73,4 @@ def normalise_distinct(values: list[str | None]) -> tuple[list[str | None], list
             f"Tags: {len(invalid)} distinct tag value(s) are not a JSON object and were set to NULL, "
             f"e.g. {scrub_text(invalid[0])[:80]!r}"
         )
-    if redacted:
-        keys = ", ".join(f"{k!r} ({n} tag sets)" for k, n in sorted(redacted.items()))
-        warnings.append(f"Tags: values holding a credential stored only as their sha256: {keys}")
     return out, warnings
