@@ -5,8 +5,10 @@
 -- lines to its EffectiveCost (plus, in both, the API spend, its own invoice).
 -- Cloud bill lines go direct to a team (tag, sub-account mapping, workload owner) or to
 -- '(unallocated)'. Shared lines (governance, security, identity and management services with no
--- team tag, or lines tagged to the 'shared' team) are spread over the period's teams by their
--- direct cost share in that basis; the rounding remainder goes to the largest team.
+-- team tag, or lines tagged to the 'shared' team) are spread over the period's teams by policy
+-- shared_cost_split: their direct cost share in that basis ('direct_cost', the default) or their
+-- used GPU-hours of the month ('used_gpu_hours'; a month without GPU usage falls back to direct
+-- cost); the rounding remainder goes to the largest team.
 -- Unused commitment (CommitmentDiscountStatus = 'Unused': reserved capacity nobody used) is its
 -- own line kind, placed by policy unused_commitment_policy: `unallocated` (default) keeps it on
 -- '(unallocated)', `spread` spreads it like shared cost.
@@ -130,10 +132,30 @@ direct_weights as (
     group by all
 ),
 
+usage_pool_weights as (
+    -- Policy used_gpu_hours: the month's used GPU-hours, for every basis and currency of the month.
+    select keys.basis, keys.billing_period_start, keys.currency, usage_weights.team_id,
+           cast(usage_weights.used as decimal(38, 12)) as direct
+    from (select distinct basis, billing_period_start, currency from bill) as keys
+    inner join usage_weights on usage_weights.billing_period_start = keys.billing_period_start
+),
+
+chosen_weights as (
+    select usage_pool_weights.* from usage_pool_weights, policies
+    where coalesce(policies.shared_cost_split, 'direct_cost') = 'used_gpu_hours'
+    union all
+    select direct_weights.* from direct_weights, policies
+    where coalesce(policies.shared_cost_split, 'direct_cost') <> 'used_gpu_hours'
+       or not exists (
+           select 1 from usage_pool_weights
+           where usage_pool_weights.billing_period_start = direct_weights.billing_period_start
+       )
+),
+
 weights as (
     select *, direct / sum(direct) over (partition by basis, billing_period_start, currency) as share,
            row_number() over (partition by basis, billing_period_start, currency order by direct desc, team_id) as rank
-    from direct_weights
+    from chosen_weights
     qualify sum(direct) over (partition by basis, billing_period_start, currency) > 0
 ),
 

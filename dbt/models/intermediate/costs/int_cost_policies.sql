@@ -32,6 +32,11 @@ final as (
         -- Unused commitment: 'unallocated' (its own line on the '(unallocated)' row, the default) or 'spread'.
         coalesce((select lower({{ json_scalar_text('value') }}) from policies where policy = 'unused_commitment_policy'), 'unallocated')
             as unused_commitment_policy,
+        -- Shared cost (and unused commitment under 'spread'): 'direct_cost' (each team's direct cost share,
+        -- the default) or 'used_gpu_hours' (the month's used GPU-hours per team; a month without GPU
+        -- usage falls back to direct cost, said by the split's method).
+        coalesce((select lower({{ json_scalar_text('value') }}) from policies where policy = 'shared_cost_split'), 'direct_cost')
+            as shared_cost_split,
         coalesce((select value from policies where policy = 'reference_regions'), '{}') as reference_regions,
         coalesce((select value from policies where policy = 'pricing_category_factors'), '{}') as pricing_category_factors
 )

@@ -7,8 +7,9 @@
 --     separate -> '(idle)' ('separate-idle'), owner_team -> the line's team ('owner'),
 --     share_by_usage -> the month's teams by used GPU-hours ('proportional-used-gpu-hours');
 --   * a shared line (untagged governance/security/identity/management, or team 'shared'), and unused
---     commitment under unused_commitment_policy 'spread', splits over the period's teams by their
---     direct cost share ('proportional-direct-cost');
+--     commitment under unused_commitment_policy 'spread', splits over the period's teams by policy
+--     shared_cost_split: their direct cost share ('proportional-direct-cost') or their used GPU-hours
+--     of the month ('proportional-used-gpu-hours'; a month without GPU usage: direct cost);
 --   * every other line is one unsplit part (method null).
 -- Each part's amounts are exact to 12 decimals; the rounding remainder of a split goes to its largest
 -- share, so the parts of a line add up to the line exactly (assert_focus_export_partitions_ledger).
@@ -71,18 +72,39 @@ usage_totals as (
     select billing_period_start, sum(weight) as weight_total from usage_weights group by billing_period_start
 ),
 
+pool_weights as (
+    -- The shared pool's weights per period and currency, as int_chargeback_lines chooses them.
+    select usage_weights.billing_period_start, keys.currency, usage_weights.team_id,
+           cast(usage_weights.weight as decimal(38, 12)) as weight,
+           cast(usage_totals.weight_total as decimal(38, 12)) as weight_total,
+           'proportional-used-gpu-hours' as method
+    from (select distinct billing_period_start, currency from ledger) as keys
+    inner join usage_weights on usage_weights.billing_period_start = keys.billing_period_start
+    inner join usage_totals on usage_totals.billing_period_start = keys.billing_period_start
+    cross join policies
+    where coalesce(policies.shared_cost_split, 'direct_cost') = 'used_gpu_hours'
+    union all
+    select direct_weights.billing_period_start, direct_weights.currency, direct_weights.team_id,
+           direct_weights.weight, direct_totals.weight_total, 'proportional-direct-cost' as method
+    from direct_weights
+    inner join direct_totals
+        on direct_totals.billing_period_start = direct_weights.billing_period_start
+        and direct_totals.currency = direct_weights.currency
+    cross join policies
+    where coalesce(policies.shared_cost_split, 'direct_cost') <> 'used_gpu_hours'
+       or not exists (select 1 from usage_totals where usage_totals.billing_period_start = direct_weights.billing_period_start)
+),
+
 rest_spread as (
-    select ledger.x_charge_key, 'rest' as portion, direct_weights.team_id, cast(null as string) as workload_id,
-           'proportional-direct-cost' as method,
-           {{ money('direct_weights.weight') }} as weight, {{ money('direct_totals.weight_total') }} as weight_total
+    select ledger.x_charge_key, 'rest' as portion, pool_weights.team_id, cast(null as string) as workload_id,
+           pool_weights.method,
+           {{ money('pool_weights.weight') }} as weight, {{ money('pool_weights.weight_total') }} as weight_total
     from ledger
     cross join policies
-    inner join direct_totals
-        on direct_totals.billing_period_start = ledger.billing_period_start and direct_totals.currency = ledger.currency
-    inner join direct_weights
-        on direct_weights.billing_period_start = ledger.billing_period_start and direct_weights.currency = ledger.currency
+    inner join pool_weights
+        on pool_weights.billing_period_start = ledger.billing_period_start and pool_weights.currency = ledger.currency
     -- A team with no direct cost would take a zero share: no row for it.
-    where direct_weights.weight <> 0
+    where pool_weights.weight <> 0
         and (ledger.line_kind = 'shared_pool'
              or (ledger.line_kind = 'unused_pool' and policies.unused_commitment_policy = 'spread'))
 ),
