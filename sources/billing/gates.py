@@ -12,11 +12,12 @@ Bounds live in ONE place, `warehouse.reference.PLAUSIBILITY` (USD; other currenc
 - credentials (in `x_extra`, tags, descriptions) are redacted for every family at load, after this gate:
   `sources.secrets.scrub_output`, called by warehouse/ingest.py.
 - `missing_currency_column`: the file has rows and none names a currency (no BillingCurrency
-  column, or an empty one). The rows still load (staging gives them ISO 'XXX', "no currency",
-  so they never add up with real money: the FOCUS spec examples are such files) but one
-  file-level reject row (line NULL) names the file in audit.dq_rejects. It drops no row.
+  column, or an empty one); `missing_currency`: some rows name none. One file-level reject row
+  (line NULL) names the file and the lines. The rows load into raw, but the ledger holds them out
+  (fct_billing_held_out, a warning) unless the registry's policies.default_currency_by_account
+  gives their billing account's currency: money without a currency is never published.
 
-One DuckDB query over the Arrow table; Python only for the x_extra rows the credential regex picks.
+One DuckDB query over the Arrow table.
 """
 
 from __future__ import annotations
@@ -101,6 +102,10 @@ def _fmt(x: float) -> str:
     return f"{Decimal(repr(x)):,.2f}"
 
 
+_CURRENCY_FIX = ("the registry's policies.default_currency_by_account names the currency of their billing account "
+                 "(or a 'default'); or re-export with BillingCurrency")
+
+
 def gate(output: ParseOutput) -> ParseOutput:
     """Quarantine implausible lines; add the file-level `missing_currency_column` entry."""
     tbl = output.tables.get(TABLE)
@@ -112,10 +117,23 @@ def gate(output: ParseOutput) -> ParseOutput:
         tbl = tbl.filter(pc.invert(pc.is_in(tbl["_source_line"].cast(pa.int64()), value_set=lines)))
     rejects = [*output.rejects, *bad]
     warnings = list(output.warnings)
-    no_currency = "BillingCurrency" not in tbl.column_names or tbl["BillingCurrency"].null_count == tbl.num_rows
-    if tbl.num_rows and no_currency:
+    if "BillingCurrency" in tbl.column_names:
+        cur = tbl["BillingCurrency"].cast(pa.string())
+        missing = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(cur), ""), True)  # null or blank
+        nulls = int(pc.sum(missing).as_py() or 0)
+    else:
+        nulls = tbl.num_rows
+    if tbl.num_rows and nulls == tbl.num_rows:
         rejects.insert(0, Reject(
             None, "missing_currency_column",
-            f"no BillingCurrency in this file: its {tbl.num_rows} rows load with currency XXX (no currency), "
-            "never added to real money; re-export with BillingCurrency", "BillingCurrency", None))
+            f"no BillingCurrency in this file: its {tbl.num_rows} rows are held out of the ledger "
+            f"(fct_billing_held_out) unless {_CURRENCY_FIX}", "BillingCurrency", None))
+    elif nulls:
+        empty = pc.indices_nonzero(missing).to_pylist()
+        lines = tbl["_source_line"].take(pa.array(empty[:5])).to_pylist()
+        rejects.insert(0, Reject(
+            None, "missing_currency",
+            f"{nulls} of {tbl.num_rows} rows have no BillingCurrency (lines {', '.join(map(str, lines))}"
+            f"{', ...' if nulls > 5 else ''}): held out of the ledger (fct_billing_held_out) unless {_CURRENCY_FIX}",
+            "BillingCurrency", None))
     return ParseOutput(tables={**output.tables, TABLE: tbl}, rejects=rejects, warnings=warnings)

@@ -14,6 +14,7 @@ import csv
 import io
 import shutil
 from collections import Counter
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -148,3 +149,30 @@ def test_file_outcome(catalogue_run: dict, family: str, name: str, spec: dict) -
     # Zero good rows lost: every good row is in raw.<table> under this file's name, nothing else.
     assert rows_loaded == spec["loads"]
     assert in_raw == ({spec["table"]: spec["loads"]} if spec["loads"] else {})
+
+
+def test_a_file_without_currency_is_held_out_and_listed(catalogue_run: dict) -> None:
+    """Issue 19: no money without a currency is published. focus_no_currency_column.csv has two lines
+    (BilledCost 0.00001518370 and 0.00133333330, no BillingCurrency column, account 1234567890123) and
+    the bundled registry names no default_currency_by_account: both are held out, listed with their
+    sum 0.0000151837 + 0.0013333333 = 0.0013485170, and a warn-level check says so; no published
+    table holds the currency 'XXX'."""
+    con = duckdb.connect(str(catalogue_run["home"] / "serving.duckdb"), read_only=True)
+    try:
+        held = con.execute(
+            "select lines_held_out, first_line, last_line, billed_cost_unknown_currency, reason "
+            "from fct_billing_held_out where source_file = 'focus_no_currency_column.csv'").fetchall()
+        in_ledger = con.execute(
+            "select count(*) from ledger_focus where x_source_file = 'focus_no_currency_column.csv'").fetchone()[0]
+        warned = con.execute("select status from check_results where check_name = "
+                             "'assert_no_billing_lines_held_out'").fetchall()
+        cols = con.execute("select table_name, column_name from information_schema.columns "
+                           "where column_name ilike '%currency%' and data_type = 'VARCHAR'").fetchall()
+        xxx = [(t, c) for t, c in cols if con.execute(f'select count(*) from "{t}" where "{c}" = ?', ["XXX"]).fetchone()[0]]
+    finally:
+        con.close()
+    assert [(n, a, b, cost) for n, a, b, cost, _ in held] == [(2, 2, 3, Decimal("0.0013485170"))]
+    assert "policies.default_currency_by_account" in held[0][4]
+    assert in_ledger == 0
+    assert warned == [("warn",)]
+    assert xxx == []

@@ -5,7 +5,8 @@ the sample landed twice under two names (identical bytes). A second fixture copi
 runs again with a re-delivered sample (one BilledCost changed) to show replacement, not addition.
 
 Figures by hand from tests/data/public/focus/focus_spec_examples/ (all period 2023-01, no
-BillingCurrency column -> 'XXX', no BillingAccountId -> each file is its own commitment scope):
+BillingCurrency column -> this test's registry policy default_currency_by_account {default: EUR} gives
+them EUR (the multicloud sample is all USD), no BillingAccountId -> each file is its own commitment scope):
 - zero_percent_utilization_without_commitment_discount_flexibility: the one Unused line has
   EffectiveCost 1.50, no Used line -> used 0, unused 1.50, utilisation 0 %; the recurring
   purchase bills 1.50 with EffectiveCost 0.00 -> amortised 1.50.
@@ -17,7 +18,7 @@ BillingCurrency column -> 'XXX', no BillingAccountId -> each file is its own com
   no usage -> utilisation null, amortised 8760.00.
 - commitment_discount_purchase_scenario_2: line 4 has ChargePeriodEnd 2023-02-01T30:00:00Z (hour 30)
   -> rejected; lines 2-3 load (BilledCost 1.00 + 1.00).
-Savings of the spec lines (one 'XXX' row; Usage lines only; missing ContractedCost -> EffectiveCost,
+Savings of the spec lines (one 'EUR' row; Usage lines only; missing ContractedCost -> EffectiveCost,
 missing ListCost -> ContractedCost; Unused lines count List = Contracted = 0):
   negotiated: flex1 committed 3.00 - 0.50 = 2.50, flex2 2 x (2.00 - 1.00) = 2.00, no-flex 3.00 - 1.50
   = 1.50 -> 6.00; commitment: Unused lines -1.50 (zero %) -1.00 (usage_2) -0.25 (usage_3) = -2.75;
@@ -50,6 +51,8 @@ pytestmark = pytest.mark.skipif(not SPEC.is_dir(), reason="FOCUS spec examples n
 def _inputs(root: Path) -> Path:
     inputs = root / "inputs"
     shutil.copytree(SAMPLES / "registry", inputs / "registry")
+    # The spec examples name no currency: without this they are held out of the ledger (issue 19).
+    (inputs / "registry" / "currency_policy.yaml").write_text('policies:\n  default_currency_by_account: {default: EUR}\n')
     billing = inputs / "billing"
     billing.mkdir(parents=True)
     for f in sorted(SPEC.glob("*.csv")):
@@ -159,7 +162,7 @@ def test_zero_percent_utilisation(run):
     assert row["x_purchase_effective_cost"] == 0
     assert row["x_purchase_amortised_cost"] == Decimal("1.50")
     assert row["x_account_scope"].startswith("file:")
-    assert row["BillingCurrency"] == "XXX"
+    assert row["BillingCurrency"] == "EUR"  # from the registry policy, the file names none
 
 
 @pytest.mark.parametrize(
@@ -215,7 +218,7 @@ def test_spec_example_savings_by_hand(run):
     row = run["con"].execute(
         "select ListCost, x_NegotiatedDiscountSavings, x_CommitmentDiscountSavings, x_TotalSavings, "
         "x_ListCostForSavings, x_EffectiveSavingsRate, x_charge_lines "
-        "from marts.fct_billing_savings where BillingCurrency = 'XXX'").fetchall()
+        "from marts.fct_billing_savings where BillingCurrency = 'EUR'").fetchall()
     assert len(row) == 1
     listed, negotiated, commitment, total, list_for_savings, rate, lines = row[0]
     assert lines == 23

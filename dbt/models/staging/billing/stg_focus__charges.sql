@@ -1,7 +1,7 @@
 -- Billing charge lines with a stable key, normalised enumerations and upper-case currency.
 -- A line without a currency (the FOCUS spec examples have no BillingCurrency column; the parser
--- loads them with a warning) gets ISO 4217 'XXX' ("no currency"): its amounts stay visible and
--- conserved but never add up with a real currency. int_billing_column_coverage reports the gap.
+-- names the file in dq_rejects) keeps NULL here: int_billing_charges_current fills it from the
+-- registry's policies.default_currency_by_account or holds the line out (fct_billing_held_out).
 with source as (
     select * from {{ source('billing', 'billing_charges') }}
 ),
@@ -12,7 +12,7 @@ final as (
         BilledCost, EffectiveCost, ListCost, ContractedCost, ListUnitPrice, ContractedUnitPrice,
         ConsumedQuantity, PricingQuantity, CommitmentDiscountQuantity,
         BillingPeriodStart, BillingPeriodEnd, ChargePeriodStart, ChargePeriodEnd,
-        coalesce(nullif(upper(trim(BillingCurrency)), ''), 'XXX') as BillingCurrency,
+        nullif(upper(trim(BillingCurrency)), '') as BillingCurrency,
         ChargeCategory, ChargeClass, ChargeDescription,
         -- FOCUS spells it Usage-Based; some exports write Usage-based.
         case when lower(ChargeFrequency) = 'usage-based' then 'Usage-Based' else ChargeFrequency end as ChargeFrequency,
