@@ -11,9 +11,13 @@ Two refreshes of ONE hand-written FOCUS file (USD, billing period 2025-04, accou
   7         5.00    m7i.xlarge 24 h                            none                       (unallocated)
   8  1e15           g6e.xlarge 1 h: implausible_amount         quarantined, in no sum
   9      3000.00    g6e.xlarge 2 h = 1500/h: implausible_unit_price  quarantined
+ 10         7.00    m7i.xlarge 24 h                            {"team": "reserch"} (a typo)  run A: team reserch;
+                                                                                     run B: (unallocated), listed
 
-By hand: research 44.664 + 133.992 = 178.656; platform 30 + 20 = 50; (unallocated) 10 + 5 = 15;
-published total 243.656 (ServiceCategory Compute everywhere: no shared pool; no tax, no credit).
+By hand: research 44.664 + 133.992 = 178.656; platform 30 + 20 = 50; (unallocated) 10 + 5 = 15,
+plus the typo's 7.00 (run A: its own unregistered team reserch; run B: (unallocated), 15 + 7 = 22,
+and listed in fct_unmatched_team_tags); published total 243.656 + 7 = 250.656 (ServiceCategory
+Compute everywhere: no shared pool; no tax, no credit).
 
 Run A: only billing/ plus the bundled AWS on-demand price history (g6e.xlarge us-east-1 lists
 1.861 USD/h from 2024-08-16, 1 GPU): no registry at all, so tag values are the teams.
@@ -57,6 +61,7 @@ FOCUS = "\n".join([
     _line("5.00", "m7i.xlarge", "24", None, "i-6"),
     _line("1000000000000000.00", "g6e.xlarge", "1", {"team": "research"}, "i-7"),
     _line("3000.00", "g6e.xlarge", "2", {"team": "platform"}, "i-8"),
+    _line("7.00", "m7i.xlarge", "24", {"team": "reserch"}, "i-9"),
 ]) + "\n"
 NAME = "focus_tag_only.csv"
 TEAMS = "teams:\n  - id: research\n    name: Research\n  - id: platform\n    name: Platform\n"
@@ -102,24 +107,51 @@ def _by_team(con) -> dict[str, tuple[Decimal, Decimal]]:
     return {t: (Decimal(b).quantize(CENT), Decimal(a).quantize(CENT)) for t, b, a in rows}
 
 
-HAND = {"research": Decimal("178.66"), "platform": Decimal("50.00"), "(unallocated)": Decimal("15.00")}
+HAND = {
+    "bare": {"research": Decimal("178.66"), "platform": Decimal("50.00"), "reserch": Decimal("7.00"),
+             "(unallocated)": Decimal("15.00")},
+    "teams_only": {"research": Decimal("178.66"), "platform": Decimal("50.00"), "(unallocated)": Decimal("22.00")},
+}
 
 
 @pytest.mark.parametrize("run", ["bare", "teams_only"])
 def test_chargeback_per_team_by_hand(run: str, request: pytest.FixtureRequest) -> None:
     con = request.getfixturevalue(run)
-    assert _by_team(con) == {t: (v, v) for t, v in HAND.items()}
+    assert _by_team(con) == {t: (v, v) for t, v in HAND[run].items()}
     # the absurd and the over-priced lines reach no published sum
     total = con.execute("select sum(BilledCost) from ledger_focus").fetchone()[0]
-    assert total == Decimal("243.656")
+    assert total == Decimal("250.656")
+
+
+@pytest.mark.parametrize(("run", "teams"), [
+    ("bare", {"research": False, "platform": False, "reserch": False}),  # tag values are the teams
+    ("teams_only", {"research": True, "platform": True}),
+])
+def test_dim_team_says_which_teams_are_registered(run: str, teams: dict, request: pytest.FixtureRequest) -> None:
+    con = request.getfixturevalue(run)
+    assert dict(con.execute("select team_id, registered from dim_team").fetchall()) == teams
+
+
+@pytest.mark.parametrize(("run", "listed"), [
+    ("bare", []),  # no registry: nothing to mismatch
+    # line 10's 7.00 under key team, value reserch: charged to (unallocated) by no rule
+    ("teams_only", [("team", "reserch", "USD", "(unallocated)", "none", 1, Decimal("7.00"), Decimal("7.00"))]),
+])
+def test_tag_values_naming_no_registered_team_are_listed_with_their_cost(
+        run: str, listed: list, request: pytest.FixtureRequest) -> None:
+    con = request.getfixturevalue(run)
+    rows = con.execute("select tag_key, tag_value, currency, charged_to, charged_by, lines, billed_cost, effective_cost "
+                       "from fct_unmatched_team_tags").fetchall()
+    assert rows == listed
 
 
 @pytest.mark.parametrize(("run", "basis"), [("bare", "tag (unregistered)"), ("teams_only", "tag")])
 def test_tag_keys_are_case_and_space_insensitive(run: str, basis: str, request: pytest.FixtureRequest) -> None:
     con = request.getfixturevalue(run)
     got = dict(con.execute("select x_source_line, x_team || ' / ' || x_allocation_basis from ledger_focus").fetchall())
+    typo = "reserch / tag (unregistered)" if run == "bare" else "(unallocated) / none"
     assert got == {2: f"research / {basis}", 3: f"research / {basis}", 4: f"platform / {basis}",
-                   5: f"platform / {basis}", 6: "(unallocated) / none", 7: "(unallocated) / none"}
+                   5: f"platform / {basis}", 6: "(unallocated) / none", 7: "(unallocated) / none", 10: typo}
 
 
 @pytest.mark.parametrize("run", ["bare", "teams_only"])
