@@ -69,7 +69,8 @@ def main() -> None:
                    select 'bench' as dimension, series as dimension_value, 'USD' as currency,
                           date '2025-01-01' + d as day, actual from raw""")
     con.execute("""create table int_anomaly_policy as select 7 as min_history_days, 28 as window_days,
-                   cast(10 as decimal(38, 12)) as min_abs_impact, 0.5 as min_pct, 4.0 as k, 0.05 as mad_floor_pct""")
+                   cast(10 as decimal(38, 12)) as min_abs_impact, 0.5 as min_pct, 4.0 as k, 0.05 as mad_floor_pct,
+                   cast(0 as decimal(38, 12)) as min_unit_cost_impact""")
     flags = con.execute(f"""select dimension_value, cast(day - date '2025-01-01' as integer), impact_abs > 0, has_history
                             from ({scored_sql()}) where has_history""").fetchall()
 

@@ -5,10 +5,12 @@ One refresh of tests/fixtures/anomalies/spike_2025-04/ (registry: teams alpha 30
 min_abs_impact 10, min_pct 0.5, k 4}; mad_floor_pct takes its default 0.05). FOCUS 1.2, April 2025,
 one line per resource and day (ChargePeriodStart..+1 day):
 
-alpha USD  m7i.48xlarge on i-alpha-base   100/day  2025-04-01..21
+alpha USD  m7i.48xlarge on i-alpha-base   100/day  2025-04-01..21     (workload alpha-batch)
            r7i.48xlarge on i-alpha-burst  500      2025-04-21 only    -> day 21 = 600
-beta  EUR  D96as_v5 on vm-beta-1          200/day  2025-04-01..21     (steady)
+beta  EUR  D96as_v5 on vm-beta-1          200/day  2025-04-01..21     (steady; workload beta-chat)
 gamma EUR  D16as_v5 on vm-gamma-1          50/day  2025-04-19..21     (3 days: not enough history)
+beta-chat accepted outputs (quality export): 1000/day 2025-04-01..20, 400 on 2025-04-21.
+alpha-batch assumes storage 300 USD/month (registry estimate: all-in showback only).
 
 Anomaly on 2025-04-21, team alpha (and the USD provider/service/workload series, which are alpha's):
   history = days 1..20 (20 days >= 7), all 100 -> expected = median = 100, MAD = 0
@@ -28,6 +30,24 @@ Forecast, team alpha, USD (chargeback total_cost = EffectiveCost, amortised basi
   May: 2600 x 31 / 21 = 3838.10, breach 2025-05-25; June 2600 x 30 / 21 = 3714.29, breach 2025-06-25
 beta, EUR: 200 x 21 = 4200; month-end 4200 x 30 / 21 = 6000 <= 10000: no breach.
 gamma, EUR: 150 over 21 observed days (the currency's last cost day) -> 150 x 30 / 21 = 214.29.
+
+Unit-cost anomaly, workload beta-chat, EUR (cost per accepted output, daily):
+  days 1..20: 200 / 1000 = 0.20; day 21: 200 / 400 = 0.50
+  history = days 1..20 (20 >= 7), all 0.20 -> expected 0.20, MAD 0
+  scaled_mad = max(1.4826 x 0, 0.05 x 0.20, 0.000001) = 0.01 (no one-cent floor on a unit cost)
+  band 0.20 +- 4 x 0.01 = [0.16, 0.24]; score = (0.50 - 0.20) / 0.01 = 30 >= 4
+  impact 0.30 >= min_unit_cost_impact 0 (default); impact_pct = 0.30 / 0.20 = 1.5 >= 0.5 -> spike
+  root cause: outputs 400 vs median 1000 -> -60%, |ln 0.4| = 0.916; cost 200 vs 200 -> +0%, |ln 1| = 0
+          -> accepted_outputs, share 0.916 / (0.916 + 0) = 1.0
+  The beta cost series stays flat (200/day): only the unit cost flags. alpha-batch has no outputs: no
+  unit-cost series.
+
+All-in showback forecast, team alpha, USD:
+  showback = chargeback 2600 + the storage estimate 300 x 21 active days / 30 = 210 -> 2810 so far
+  run-rate 2810 / 21 = 133.8095.../day; month-end 2810 x 30 / 21 = 4014.29 > budget 3000
+  breach: floor(3000 / 133.8095) = floor(22.42) = 22 -> 2025-04-01 + 22 days = 2025-04-23
+          (22 days x 133.81 = 2943.81 <= 3000; 23 days = 3077.62 > 3000)
+  May: 2810 x 31 / 21 = 4148.10; beta showback = its chargeback (no estimate): 6000.00.
 """
 
 from __future__ import annotations
@@ -76,7 +96,7 @@ def cents(value) -> Decimal:
 
 
 def test_the_spike_day_is_the_only_anomaly(con) -> None:
-    found = rows(con, "select * from fct_cost_anomalies order by dimension")
+    found = rows(con, "select * from fct_cost_anomalies where dimension <> 'unit_cost' order by dimension")
     assert found, "no anomaly found"
     assert {(r["day"], r["currency"], r["direction"]) for r in found} == {(SPIKE_DAY, "USD", "spike")}
     team = [r for r in found if r["dimension"] == "team"]
@@ -95,14 +115,15 @@ def test_the_spike_day_is_the_only_anomaly(con) -> None:
 
 
 def test_root_cause_is_the_spiking_sku(con) -> None:
-    for r in rows(con, "select * from fct_cost_anomalies"):
+    for r in rows(con, "select * from fct_cost_anomalies where dimension <> 'unit_cost'"):
         assert r["root_cause_dimension"] == "sku", r
         assert r["root_cause"] == "sku r7i.48xlarge +500.00 (100%)", r
         assert r["root_cause_share"] == pytest.approx(1.0)
 
 
 def test_steady_and_short_series_yield_none(con) -> None:
-    assert rows(con, "select * from fct_cost_anomalies where currency = 'EUR' or dimension_value in ('beta', 'gamma')") == []
+    assert rows(con, "select * from fct_cost_anomalies where dimension <> 'unit_cost' "
+                     "and (currency = 'EUR' or dimension_value in ('beta', 'gamma'))") == []
     coverage = {r["dimension_value"]: r for r in rows(con, "select * from fct_anomaly_coverage where dimension = 'team'")}
     assert coverage["gamma"]["status"] == "not enough history" and coverage["gamma"]["series_days"] == 3
     assert coverage["beta"]["status"] == "monitored" and coverage["beta"]["anomalies"] == 0
@@ -110,8 +131,9 @@ def test_steady_and_short_series_yield_none(con) -> None:
     assert coverage["alpha"]["anomalies"] == 1
 
 
-def forecast(con, team: str, horizon: int) -> dict:
-    found = rows(con, "select * from fct_spend_forecast where team_id = ? and horizon = ?", [team, horizon])
+def forecast(con, team: str, horizon: int, basis: str = "chargeback") -> dict:
+    found = rows(con, "select * from fct_spend_forecast where team_id = ? and horizon = ? and basis = ?",
+                 [team, horizon, basis])
     assert len(found) == 1, (team, horizon, found)
     return found[0]
 
@@ -135,3 +157,37 @@ def test_forecast_and_budget_breach_by_hand(con) -> None:
     assert cents(beta["forecast"]) == Decimal("6000.00")
     assert beta["forecast_exceeds_budget"] is False and beta["budget_breach_date"] is None
     assert cents(forecast(con, "gamma", 0)["forecast"]) == Decimal("214.29")
+
+
+def test_unit_cost_anomaly_by_hand(con) -> None:
+    found = rows(con, "select * from fct_cost_anomalies where dimension = 'unit_cost'")
+    assert len(found) == 1, found
+    r = found[0]
+    assert (r["dimension_value"], r["currency"], r["day"], r["direction"]) == ("beta-chat", "EUR", SPIKE_DAY, "spike")
+    assert Decimal(r["actual"]).quantize(Decimal("0.0001")) == Decimal("0.5000")  # 200 / 400
+    assert Decimal(r["expected"]).quantize(Decimal("0.0001")) == Decimal("0.2000")  # 200 / 1000
+    assert Decimal(r["scaled_mad"]).quantize(Decimal("0.0001")) == Decimal("0.0100")  # 0.05 x 0.20
+    assert Decimal(r["expected_low"]).quantize(Decimal("0.0001")) == Decimal("0.1600")
+    assert Decimal(r["expected_high"]).quantize(Decimal("0.0001")) == Decimal("0.2400")
+    assert r["score"] == pytest.approx(30.0)
+    assert r["impact_pct"] == pytest.approx(1.5)
+    assert r["history_days"] == 20
+    assert r["root_cause_dimension"] == "accepted_outputs"
+    assert r["root_cause"] == "accepted_outputs 400 vs 1000 (-60%); cost 200.00 vs 200.00 (+0%)"
+    assert r["root_cause_share"] == pytest.approx(1.0)
+    # the cost series of the same workload is flat: no cost anomaly for beta-chat
+    assert rows(con, "select * from fct_cost_anomalies where dimension = 'workload' and dimension_value = 'beta-chat'") == []
+    coverage = rows(con, "select * from fct_anomaly_coverage where dimension = 'unit_cost'")
+    assert [(c["dimension_value"], c["series_days"], c["anomalies"]) for c in coverage] == [("beta-chat", 21, 1)]
+
+
+def test_showback_forecast_by_hand(con) -> None:
+    april = forecast(con, "alpha", 0, "showback")
+    assert april["method"] == "run-rate" and april["days_observed"] == 21
+    assert cents(april["actual_to_date"]) == Decimal("2810.00")  # 2600 + 300 x 21 / 30
+    assert cents(april["forecast"]) == Decimal("4014.29")  # 2810 x 30 / 21
+    assert april["budget_breach_date"] == dt.date(2025, 4, 23)  # 1 Apr + floor(3000 / 133.8095) days
+    assert cents(forecast(con, "alpha", 1, "showback")["forecast"]) == Decimal("4148.10")  # 2810 x 31 / 21
+    assert cents(forecast(con, "beta", 0, "showback")["forecast"]) == Decimal("6000.00")
+    # the chargeback basis is unchanged beside it
+    assert cents(forecast(con, "alpha", 0)["forecast"]) == Decimal("3714.29")

@@ -3,6 +3,8 @@
 -- scaled by 1.4826 (the standard deviation of a normal series) and floored at mad_floor_pct of the
 -- expected value (a perfectly steady series has MAD 0). history_days = days of the window with cost
 -- (zero-filled days do not count: a lone old line followed by weeks of nothing is no history).
+-- unit_cost series (cost per accepted output) use min_unit_cost_impact instead of min_abs_impact
+-- and no one-cent floor on the scaled MAD.
 -- is_anomaly when the series has at least min_history_days days of history and the deviation passes all three thresholds: |score| >= k,
 -- |impact| >= min_abs_impact and |impact| / expected >= min_pct (always passed when expected is 0).
 with series as (
@@ -49,8 +51,13 @@ scored as (
         coalesce(medians.history_days, 0) as history_days,
         {{ money('medians.expected') }} as expected,
         mads.mad,
-        greatest(1.4826 * mads.mad, policy.mad_floor_pct * abs(medians.expected), 0.01) as scaled_mad,
-        policy.min_history_days, policy.min_abs_impact, policy.min_pct, policy.k
+        -- The absolute floor is a cent for money; a unit cost (often a fraction of a cent) keeps only the relative floor.
+        greatest(1.4826 * mads.mad, policy.mad_floor_pct * abs(medians.expected),
+                 case when series.dimension = 'unit_cost' then 0.000001 else 0.01 end) as scaled_mad,
+        policy.min_history_days,
+        case when series.dimension = 'unit_cost' then policy.min_unit_cost_impact else policy.min_abs_impact end
+            as min_abs_impact,
+        policy.min_pct, policy.k
     from series
     cross join policy
     left join medians

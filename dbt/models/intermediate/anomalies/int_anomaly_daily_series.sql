@@ -1,6 +1,8 @@
 -- One daily cost series per dimension (team, workload, provider, service, gpu_model), value and
 -- currency, dense from the series' first to its last day (a day without cost inside that span is 0,
--- so a stop shows as a drop; days after the last cost are not invented).
+-- so a stop shows as a drop; days after the last cost are not invented); plus one unit_cost series
+-- per workload and currency (cost per accepted output, int_anomaly_unit_cost_daily), sparse: a day
+-- without outputs has no unit cost, and 0 would be a false drop.
 {%- set dimensions = ['team', 'workload', 'provider', 'service', 'gpu_model'] %}
 with days as (
     select * from {{ ref('int_anomaly_cost_days') }}
@@ -40,3 +42,8 @@ from grid
 left join sparse
     on sparse.dimension = grid.dimension and sparse.dimension_value = grid.dimension_value
     and sparse.currency = grid.currency and sparse.day = grid.day
+
+union all
+
+select 'unit_cost' as dimension, workload_id as dimension_value, currency, day, unit_cost as actual
+from {{ ref('int_anomaly_unit_cost_daily') }}

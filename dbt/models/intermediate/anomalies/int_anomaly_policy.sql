@@ -10,5 +10,7 @@ select
     coalesce(cast({{ json_text('value', "'min_abs_impact'") }} as decimal(38, 12)), 10) as min_abs_impact,
     coalesce(cast({{ json_text('value', "'min_pct'") }} as double), 0.5) as min_pct,
     coalesce(cast({{ json_text('value', "'k'") }} as double), 4) as k,
-    coalesce(cast({{ json_text('value', "'mad_floor_pct'") }} as double), 0.05) as mad_floor_pct
+    coalesce(cast({{ json_text('value', "'mad_floor_pct'") }} as double), 0.05) as mad_floor_pct,
+    -- unit costs are cents or less per output: min_abs_impact (in currency) would hide every one of them
+    coalesce(cast({{ json_text('value', "'min_unit_cost_impact'") }} as decimal(38, 12)), 0) as min_unit_cost_impact
 from policy

@@ -5,6 +5,9 @@
 -- resource or service) whose own deviation from their own trailing median explains most of the
 -- anomaly: the sub-dimension whose largest value explains the largest share (ties: sku, then
 -- resource, then service), values in the anomaly's direction, largest first.
+-- A unit_cost anomaly (cost per accepted output of a workload) is explained by its two factors instead:
+-- the day's cost and accepted outputs against their own medians over the same window, the factor
+-- that moved more (in log terms, since unit cost = cost / outputs) first.
 {%- set subdims = [('sku', 1), ('resource', 2), ('service', 3)] %}
 with flagged as (
     select * from {{ ref('int_anomaly_daily_scored') }} where is_anomaly
@@ -149,6 +152,63 @@ causes as (
         and chosen_dimension.sub_dimension = ranked.sub_dimension and chosen_dimension.dimension_rank = 1
     where ranked.value_rank <= 3
     group by ranked.dimension, ranked.dimension_value, ranked.currency, ranked.anomaly_day
+),
+
+unit_days as (
+    select * from {{ ref('int_anomaly_unit_cost_daily') }}
+),
+
+unit_window as (
+    select flagged.dimension_value, flagged.currency, flagged.day as anomaly_day,
+           percentile_cont(0.5) within group (order by cast(unit_days.cost as double)) as cost_median,
+           percentile_cont(0.5) within group (order by cast(unit_days.accepted_outputs as double)) as outputs_median
+    from flagged
+    cross join policy
+    inner join unit_days
+        on unit_days.workload_id = flagged.dimension_value and unit_days.currency = flagged.currency
+        and unit_days.day < flagged.day and unit_days.day >= flagged.day - cast(policy.window_days as integer)
+    where flagged.dimension = 'unit_cost'
+    group by flagged.dimension_value, flagged.currency, flagged.day
+),
+
+unit_moves as (
+    select
+        unit_window.*,
+        today.cost,
+        today.accepted_outputs,
+        cast(today.cost as double) / unit_window.cost_median - 1 as cost_change,
+        cast(today.accepted_outputs as double) / unit_window.outputs_median - 1 as outputs_change,
+        abs(ln(cast(today.cost as double) / unit_window.cost_median)) as cost_move,
+        abs(ln(cast(today.accepted_outputs as double) / unit_window.outputs_median)) as outputs_move
+    from unit_window
+    inner join unit_days as today
+        on today.workload_id = unit_window.dimension_value and today.currency = unit_window.currency
+        and today.day = unit_window.anomaly_day
+),
+
+unit_texts as (
+    select
+        unit_moves.*,
+        concat('accepted_outputs ', cast(accepted_outputs as string), ' vs ',
+               cast(cast(round(outputs_median, 0) as bigint) as string), ' (',
+               case when outputs_change >= 0 then '+' else '' end,
+               cast(cast(round(100 * outputs_change, 0) as integer) as string), '%)') as outputs_text,
+        concat('cost ', cast(cast(round(cost, 2) as decimal(38, 2)) as string), ' vs ',
+               cast(cast(round(cost_median, 2) as decimal(38, 2)) as string), ' (',
+               case when cost_change >= 0 then '+' else '' end,
+               cast(cast(round(100 * cost_change, 0) as integer) as string), '%)') as cost_text
+    from unit_moves
+),
+
+unit_causes as (
+    select
+        'unit_cost' as dimension, dimension_value, currency, anomaly_day,
+        case when outputs_move >= cost_move then 'accepted_outputs' else 'cost' end as root_cause_dimension,
+        -- the chosen factor's part of |ln(unit cost ratio)| when both move the same way, else 1
+        least(greatest(outputs_move, cost_move) / nullif(outputs_move + cost_move, 0), 1.0) as root_cause_share,
+        case when outputs_move >= cost_move then concat(outputs_text, '; ', cost_text)
+             else concat(cost_text, '; ', outputs_text) end as root_cause
+    from unit_texts
 )
 
 select
@@ -168,10 +228,13 @@ select
     flagged.impact_pct,
     case when flagged.impact_abs > 0 then 'spike' else 'drop' end as direction,
     flagged.history_days,
-    coalesce(causes.root_cause, '(no single sub-dimension value)') as root_cause,
-    causes.root_cause_dimension,
-    causes.root_cause_share
+    coalesce(causes.root_cause, unit_causes.root_cause, '(no single sub-dimension value)') as root_cause,
+    coalesce(causes.root_cause_dimension, unit_causes.root_cause_dimension) as root_cause_dimension,
+    coalesce(causes.root_cause_share, unit_causes.root_cause_share) as root_cause_share
 from flagged
 left join causes
     on causes.dimension = flagged.dimension and causes.dimension_value = flagged.dimension_value
     and causes.currency = flagged.currency and causes.anomaly_day = flagged.day
+left join unit_causes
+    on unit_causes.dimension = flagged.dimension and unit_causes.dimension_value = flagged.dimension_value
+    and unit_causes.currency = flagged.currency and unit_causes.anomaly_day = flagged.day

@@ -1,6 +1,7 @@
--- Chargeback forecast per team and currency (fct_chargeback_monthly.total_cost): the latest billing
--- month of the currency (horizon 0, month-end) and the three months after it (horizons 1-3), with an
--- interval and the date the team's registry budget is forecast to be exceeded.
+-- Spend forecast per basis, team and currency: chargeback (fct_chargeback_monthly.total_cost) and
+-- all-in showback (fct_showback_monthly.amount: chargeback plus the cost-model lines on no bill): the
+-- latest month of the basis and currency (horizon 0, month-end) and the three months after it
+-- (horizons 1-3), with an interval and the date the team's registry budget is forecast to be exceeded.
 -- The latest month is open when the ledger's last cost day in it is before the month's last day.
 -- Method: open month -> run-rate (cost so far / days observed) x days of the month, for the month
 -- end and every later month; latest month complete -> its actual at horizon 0 and the trailing mean
@@ -10,9 +11,13 @@
 -- has no interval. Breach date: at an even daily rate (the run-rate, or forecast / days of the
 -- month), the first day the month's cumulative cost exceeds the budget.
 with chargeback as (
-    select team_id, billing_period_start as month_start, currency, sum(total_cost) as total_cost
+    select 'chargeback' as basis, team_id, billing_period_start as month_start, currency, sum(total_cost) as total_cost
     from {{ ref('fct_chargeback_monthly') }}
     group by team_id, billing_period_start, currency
+    union all
+    select 'showback' as basis, team_id, period as month_start, currency, sum(amount) as total_cost
+    from {{ ref('fct_showback_monthly') }}
+    group by team_id, period, currency
 ),
 
 last_days as (
@@ -24,7 +29,7 @@ last_days as (
 ),
 
 latest as (
-    select currency, max(month_start) as month_start from chargeback group by currency
+    select basis, currency, max(month_start) as month_start from chargeback group by basis, currency
 ),
 
 months as (
@@ -40,48 +45,52 @@ months as (
 
 complete as (
     select months.*,
-           row_number() over (partition by team_id, currency order by month_start desc) as recency
+           row_number() over (partition by basis, team_id, currency order by month_start desc) as recency
     from months
     where days_observed = month_days
 ),
 
 complete_stats as (
-    select team_id, currency,
+    select basis, team_id, currency,
            avg(case when recency <= 3 then total_cost end) as trailing_mean,
            stddev_samp(case when recency <= 6 then cast(total_cost as double) end) as monthly_std,
            count(case when recency <= 6 then 1 end) as complete_months
     from complete
-    group by team_id, currency
+    group by basis, team_id, currency
 ),
 
 teams_seen as (
-    select distinct team_id, currency from chargeback
+    select distinct basis, team_id, currency from chargeback
 ),
 
 base as (
     select
+        teams_seen.basis,
         teams_seen.team_id,
         teams_seen.currency,
         latest.month_start as basis_month,
         coalesce(months.total_cost, 0) as actual_to_date,
         day(last_day(latest.month_start)) as month_days,
-        coalesce(months.days_observed, max(months.days_observed) over (partition by teams_seen.currency), 0)
+        coalesce(months.days_observed, max(months.days_observed) over (partition by teams_seen.basis, teams_seen.currency), 0)
             as days_observed,
         complete_stats.trailing_mean,
         case when complete_stats.complete_months >= 2 then complete_stats.monthly_std end as monthly_std
     from teams_seen
-    inner join latest on latest.currency = teams_seen.currency
+    inner join latest on latest.basis = teams_seen.basis and latest.currency = teams_seen.currency
     left join months
-        on months.team_id = teams_seen.team_id and months.currency = teams_seen.currency
-        and months.month_start = latest.month_start
-    left join complete_stats on complete_stats.team_id = teams_seen.team_id and complete_stats.currency = teams_seen.currency
+        on months.basis = teams_seen.basis and months.team_id = teams_seen.team_id
+        and months.currency = teams_seen.currency and months.month_start = latest.month_start
+    left join complete_stats
+        on complete_stats.basis = teams_seen.basis and complete_stats.team_id = teams_seen.team_id
+        and complete_stats.currency = teams_seen.currency
 ),
 
+-- the ledger's daily spread of the team (both bases: the cost-model lines have no day)
 daily_std as (
     select series.dimension_value as team_id, series.currency, latest.month_start,
            stddev_samp(cast(series.actual as double)) as daily_std
     from {{ ref('int_anomaly_daily_series') }} as series
-    inner join latest on latest.currency = series.currency
+    inner join (select distinct currency, month_start from latest) as latest on latest.currency = series.currency
     where series.dimension = 'team' and series.day >= latest.month_start and series.day <= last_day(latest.month_start)
     group by series.dimension_value, series.currency, latest.month_start
 ),
@@ -101,7 +110,9 @@ points as (
         horizons.days_observed > 0 and horizons.days_observed < horizons.month_days as is_open,
         daily_std.daily_std
     from horizons
-    left join daily_std on daily_std.team_id = horizons.team_id and daily_std.currency = horizons.currency
+    left join daily_std
+        on daily_std.team_id = horizons.team_id and daily_std.currency = horizons.currency
+        and daily_std.month_start = horizons.basis_month
 ),
 
 forecasts as (
@@ -160,7 +171,8 @@ breach as (
 )
 
 select
-    concat(team_id, '|', currency, '|', cast(forecast_month as string)) as forecast_id,
+    concat(basis, '|', team_id, '|', currency, '|', cast(forecast_month as string)) as forecast_id,
+    basis,
     team_id,
     currency,
     basis_month,
