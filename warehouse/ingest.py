@@ -17,6 +17,7 @@ import duckdb
 
 from sources.catalog import recognise
 from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile
+from sources.plausibility import gate as plausibility_gate
 from sources.secrets import scrub_output
 from warehouse.audit import ensure_audit
 from warehouse.landing import LandedFile, read_manifest
@@ -106,7 +107,8 @@ def load_landed(
         summary.problems.append(msg)
         _record(con, f, fmt.name, "unreadable", 0, [Reject(exc.line, "unreadable_file", exc.problem)], msg, run_id)
         return
-    # Credentials never pass landing/: every string cell of every family, and the rejects' texts.
+    # Impossible figures (prices, API spend, jobs) never reach raw; credentials never pass landing/.
+    output = plausibility_gate(output)
     output, redactions = scrub_output(output)
     if redactions:
         where = ", ".join(f"{k} {n}" for k, n in sorted(redactions.items()))

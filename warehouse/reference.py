@@ -222,6 +222,8 @@ PLAUSIBILITY: dict[str, str] = {
     "unit_check_min_amount": "1",
     "max_per_gpu_hour": "100",  # H100/H200 list near 10-15 USD per GPU-hour
     "bill_rate_tolerance": "0.10",  # effective / list beyond 1 +- this is flagged
+    "max_api_cost_per_token": "0.01",  # 10,000 USD per 1M tokens: >15x the dearest listed model (~600/1M)
+    "max_gpus_per_job": "100000",  # the largest clusters run ~100k GPUs; one job cannot hold more
 }
 #: Upper bounds of units per USD (about 2x the 2025 rate: a rate move never rejects a real line);
 #: an unlisted currency gets UNITS_PER_USD_DEFAULT (lenient, never a false reject).
