@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from reporting.formatting import column_label, exact, fmt_money, fmt_unit_cost
+from reporting.team_anomalies import team_anomalies_html
 from reporting.team_money import bridge_html, figures_html, team_bridge, write_index
 from warehouse import serving
 
@@ -127,6 +128,7 @@ def _team_month(path: Path, team: str, period: date) -> dict[str, Any]:
     if out["showback"] is not None:
         currencies = sorted(set(currencies) | set(out["showback"]["currency"]))
     out["figures"] = [team_bridge(out["charges"], out["showback"], c) for c in currencies]
+    out["anomalies_html"] = team_anomalies_html(path, team, period)
     return out
 
 
@@ -232,6 +234,7 @@ def _html(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any]) ->
     else:
         sections.append(_html_table(util.drop(columns=["period", "team_id"]), set()) if not util.empty
                         else '<p class="note">No GPU utilisation recorded this month.</p>')
+    sections.append(parts.get("anomalies_html", ""))
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Team cost report {escape(team)} '
             f'{escape(period)}</title><style>{CSS}</style></head><body>{"".join(sections)}</body></html>')
 

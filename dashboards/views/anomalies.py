@@ -3,8 +3,9 @@ chargeback and all-in showback forecasts with their interval and budget breach d
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go

@@ -1,0 +1,106 @@
+"""The "Anomalies and forecast" section of a team report (issue 21).
+
+For one team and month: the anomalies of the team's series (the team, its workloads and their unit
+cost) on days of the month, each with its expected band, root cause and a small chart of its series;
+'not enough history' for the team's series that could not be scored; and, in the report of the latest
+month, the chargeback and all-in showback forecasts with their interval and budget breach date.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+from html import escape
+from pathlib import Path
+
+import pandas as pd
+
+from reporting.formatting import fmt_money, fmt_unit_cost
+from warehouse import serving_anomalies as readers
+from warehouse.serving import NotPublished
+
+MAX_CHARTS = 5
+
+
+def _amount(value: Decimal | float | None, currency: str, dimension: str) -> str:
+    return fmt_unit_cost(value, currency) if dimension == "unit_cost" else fmt_money(value, currency)
+
+
+def svg_series(df: pd.DataFrame, width: int = 560, height: int = 140) -> str:
+    """Actual (line), expected band (shaded) and flagged days (red dots) of one series, as inline SVG."""
+    if df.empty:
+        return ""
+    values = [float(v) for col in ("actual", "expected_low", "expected_high") for v in df[col] if pd.notna(v)]
+    low, high = min(values + [0.0]), max(values) or 1.0
+    n = max(len(df) - 1, 1)
+
+    def xy(i: int, v: float) -> str:
+        return f"{8 + i * (width - 16) / n:.1f},{height - 8 - (v - low) / ((high - low) or 1) * (height - 16):.1f}"
+
+    band_top = [xy(i, float(v)) for i, v in enumerate(df["expected_high"]) if pd.notna(v)]
+    band_low = [xy(i, float(v)) for i, v in enumerate(df["expected_low"]) if pd.notna(v)]
+    band = (f'<polygon points="{" ".join(band_top + band_low[::-1])}" fill="#ddf4ff" stroke="none"/>'
+            if band_top else "")
+    line = f'<polyline points="{" ".join(xy(i, float(v)) for i, v in enumerate(df["actual"]))}" fill="none" ' \
+           'stroke="#0969da" stroke-width="1.5"/>'
+    dots = "".join(f'<circle cx="{xy(i, float(v)).split(",")[0]}" cy="{xy(i, float(v)).split(",")[1]}" r="4" '
+                   'fill="#cf222e"/>' for i, (v, flag) in enumerate(zip(df["actual"], df["is_anomaly"])) if flag)
+    return (f'<svg width="{width}" height="{height}" role="img" aria-label="series with expected band">'
+            f"{band}{line}{dots}</svg>")
+
+
+def team_anomalies_html(path: Path, team: str, period: date) -> str:
+    """The report section as HTML ('' never: a team without anomalies says so)."""
+    parts = ["<h2>Anomalies and forecast</h2>"]
+    try:
+        found = readers.anomalies(path, team=team)
+        coverage = readers.coverage(path, team=team)
+        forecasts = readers.forecasts(path, team=team)
+    except NotPublished as exc:
+        return parts[0] + f'<p class="note">Not published yet: {escape(str(exc))}.</p>'
+    if found.empty and coverage.empty:
+        return parts[0] + '<p class="note">Anomaly detection is not published yet.</p>'
+    start = pd.Timestamp(period).date()
+    end = (pd.Timestamp(period) + pd.offsets.MonthEnd(0)).date()
+    month = found[(found["day"] >= start) & (found["day"] <= end)] if not found.empty else found
+    if month.empty:
+        parts.append('<p class="note">No spend anomaly in the team\'s series this month.</p>')
+    else:
+        rows = []
+        for r in month.to_dict("records"):
+            cur, dim = r["currency"], r["dimension"]
+            pct = f" ({r['impact_pct']:+.0%})" if pd.notna(r["impact_pct"]) else ""
+            rows.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in (
+                r["day"], f"{dim} {r['dimension_value']}", r["direction"], _amount(r["actual"], cur, dim),
+                (f"{_amount(r['expected'], cur, dim)} ({_amount(r['expected_low'], cur, dim)} .. "
+                 f"{_amount(r['expected_high'], cur, dim)})"), _amount(r["impact_abs"], cur, dim) + pct,
+                r["root_cause"])) + "</tr>")
+        parts.append("<table><thead><tr><th>day</th><th>series</th><th>direction</th><th>actual</th>"
+                     "<th>expected (band)</th><th>impact</th><th>root cause</th></tr></thead><tbody>"
+                     + "".join(rows) + "</tbody></table>")
+        for r in month.head(MAX_CHARTS).to_dict("records"):
+            series = readers.series(path, r["dimension"], r["dimension_value"], r["currency"])
+            parts.append(f'<p class="note">{escape(r["dimension"])} {escape(r["dimension_value"])} '
+                         f'({escape(r["currency"])}) per day; shaded: expected band; red: anomaly</p>'
+                         + svg_series(series))
+    short = coverage[coverage["status"] == "not enough history"] if not coverage.empty else coverage
+    for r in short.to_dict("records"):
+        parts.append(f'<p class="note">{escape(r["dimension"])} {escape(r["dimension_value"])} '
+                     f'({escape(r["currency"])}): not enough history ({r["series_days"]} days) to judge anomalies.</p>')
+    latest = forecasts[forecasts["basis_month"] == start] if not forecasts.empty else forecasts
+    if not latest.empty:
+        if "basis" not in latest:
+            latest = latest.assign(basis="chargeback")
+        rows = []
+        for r in latest.to_dict("records"):
+            cur = r["currency"]
+            budget = fmt_money(r["budget_monthly"], cur) if pd.notna(r["budget_monthly"]) else "no budget"
+            breach = str(r["budget_breach_date"]) if pd.notna(r["budget_breach_date"]) else ""
+            rows.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in (
+                r["basis"], f"{pd.Timestamp(r['forecast_month']):%Y-%m}", r["method"], fmt_money(r["forecast"], cur),
+                f"{fmt_money(r['forecast_low'], cur)} .. {fmt_money(r['forecast_high'], cur)}", budget, breach))
+                + "</tr>")
+        parts.append("<h3>Forecast</h3><table><thead><tr><th>basis</th><th>month</th><th>method</th><th>forecast</th>"
+                     "<th>interval</th><th>budget</th><th>budget exceeded on</th></tr></thead><tbody>"
+                     + "".join(rows) + "</tbody></table>")
+    return "".join(parts)
