@@ -38,8 +38,10 @@ def filter_keys(path: Path, source: str) -> pd.DataFrame:
 
     The pages narrow each filter's choices to the rows matching the filters above it, so a choice never
     leads to an empty page."""
-    parts = [sql for table, sql in FILTER_SOURCES[source] if table in schema(path)]
-    if source == "candidates" and "dim_workload" not in schema(path):
+    published = schema(path)
+    parts = [sql for table, sql in FILTER_SOURCES[source] if table in published]
+    if source == "candidates" and parts and "dim_workload" not in published:
+        # No registry published: the workloads still filter, without their teams.
         parts = ["select null::varchar as team, workload_id as workload, null::date as month, currency "
                  "from fct_candidate_comparison"]
     if not parts:

@@ -113,18 +113,16 @@ if recon is not None:
     else:
         st.error(f"{len(broken)} period/currency totals do not reconcile to the invoice: "
                  + ", ".join(f"{ui.month(p)} {c}" for p, c in zip(broken["period"], broken["currency"])) + ".")
-    money_cols = ["invoice_billed", "chargeback_billed", "billed_difference", "invoice_basis", "api_spend",
-                  "invoice_total", "chargeback_total", "total_difference"]
-    shown = ui.money_table(recon, money_cols)
+    money_cols = ["invoice_billed", "chargeback_billed", "billed_difference", "invoice_total", "chargeback_total",
+                  "total_difference"]
+    shown = ui.money_table(recon, money_cols, with_currency=False)
     shown["period"] = shown["period"].map(ui.month)
     for flag in ("billed_reconciled", "total_reconciled"):
         shown[flag] = shown[flag].map({True: "yes", False: "NO"})
-    c = currency or "currency"
-    ui.table(shown.rename(columns={
-        "period": "Month", "currency": "Currency", "basis": "Basis",
-        "invoice_billed": f"Invoice, Σ BilledCost ({c})", "chargeback_billed": f"Σ invoice share, billed ({c})",
-        "billed_difference": f"Difference, billed ({c})", "billed_reconciled": "Billed reconciles",
-        "invoice_basis": f"Invoice on chargeback basis ({c})", "api_spend": f"API spend ({c})",
-        "invoice_total": f"Invoice on basis + API ({c})", "chargeback_total": f"Σ Chargeback ({c})",
-        "total_difference": f"Difference, chargeback ({c})", "total_reconciled": "Chargeback reconciles",
-    }), f"reconciliation_{cur}", raw=recon)
+    # Nine columns fit at 1280 px; the basis, the invoice on it and the API spend are in the CSV.
+    names = {"period": "Month", "invoice_billed": f"Invoice, Σ BilledCost ({cur})",
+             "chargeback_billed": f"Σ invoice share ({cur})", "billed_difference": f"Difference ({cur})",
+             "billed_reconciled": "Reconciles", "invoice_total": f"Invoice on basis + API spend ({cur})",
+             "chargeback_total": f"Σ Chargeback ({cur})", "total_difference": f"Difference ({cur}) ",
+             "total_reconciled": "Reconciles "}
+    ui.table(shown[list(names)].rename(columns=names), f"reconciliation_{cur}", raw=recon)
