@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
@@ -12,11 +13,11 @@ from typing import Optional
 import duckdb
 import typer
 from rich.console import Console
-from rich.table import Table
 
+from pipelines.cli_summary import checks_line, print_money_story, print_summary
 from warehouse import serving
 from warehouse.home import HOME_ENV, REPO_ROOT, Home, HomeError, resolve_home, resolve_inputs
-from warehouse.publish import check_counts
+from warehouse.status import read_status
 
 app = typer.Typer(help="GPU Ledger: what each GPU workload costs per accepted output.", no_args_is_help=True)
 console = Console()
@@ -72,6 +73,7 @@ def execute_refresh(
     from pipelines.definitions import defs
     from pipelines.defs.transform.assets import ledger_dbt_assets
     from pipelines.outcome import record_result, record_start
+    from pipelines.profile import run_profile
 
     job = defs.resolve_job_def("nightly")
     log_path = _new_run_log(paths)
@@ -85,6 +87,7 @@ def execute_refresh(
     paths.dagster.mkdir(exist_ok=True)
     with open(log_path, "w") as log, contextlib.redirect_stdout(log), \
             dg.DagsterInstance.local_temp(tempdir=str(paths.dagster)) as instance:
+        began = time.monotonic()
         result = job.execute_in_process(
             instance=instance, raise_on_error=False,
             run_config={
@@ -96,7 +99,8 @@ def execute_refresh(
                     "engine": engine}}},
             },
         )
-    ok, reason = record_result(paths.root, result)
+        profile = run_profile(instance, result.run_id, time.monotonic() - began)
+    ok, reason = record_result(paths.root, result, profile)
     return ok, result.run_id, reason
 
 
@@ -112,73 +116,6 @@ def _new_run_log(paths: Home) -> Path:
     return log_path
 
 
-def checks_line(c: dict[str, int]) -> str:
-    """'checks: 379 passed, 7 warnings, 0 failed (of 386)': a warning is never counted as passed."""
-    failed = c["fail"] + c["error"]
-    colour = "red" if failed else ("yellow" if c["warn"] else "green")
-    return (f"checks: [{colour}]{c['pass']} passed, {c['warn']} warnings, {failed} failed[/{colour}] "
-            f"(of {c['run']})")
-
-
-def print_money_story(serving_db: Path) -> None:
-    """The three figures, named as on every page (Invoice -> Chargeback -> All-in showback), per
-    currency, then the GPU-hours nobody could price: a gap is printed, never folded into $0."""
-    table = Table(title="Money (whole publication, per currency)")
-    for col in ("currency", "Invoice", "Chargeback", "All-in showback"):
-        table.add_column(col, justify="left" if col == "currency" else "right")
-    try:
-        story = serving.money_story(serving_db)
-    except serving.NotPublished as exc:
-        console.print(f"[yellow]money figures not published: {exc}[/yellow]")
-        return
-    for r in story.itertuples(index=False):
-        table.add_row(r.currency, *(f"{v:,.2f}" if v is not None else "n/a"
-                                    for v in (r.invoice, r.chargeback, r.showback)))
-    console.print(table)
-    basis = ", ".join(sorted(set(story["basis"].dropna()))) or "n/a"
-    console.print(f"Invoice = provider BilledCost; Chargeback = invoice allocated to teams on the {basis} basis "
-                  "+ API invoices; All-in showback adds run-priced work, estimates and labour (bridge: Chargeback page)")
-    try:
-        gaps = serving.unpriced_gpu_hours(serving_db)
-    except serving.NotPublished:
-        return
-    for r in gaps.itertuples(index=False):
-        console.print(f"[yellow]unpriced GPU-hours[/yellow] {r.gpu_hours:,.1f}: {r.reason}")
-
-
-def print_summary(home: Path, run_id: str) -> None:
-    """Rows per source, rejects, checks, total cost and where to look."""
-    paths = Home(home)
-    con = duckdb.connect(str(paths.ledger_db), read_only=True)
-    try:
-        per_family = con.execute(
-            "select family, count(*) filter (where status = 'loaded'), sum(rows_loaded), sum(rejects), "
-            "count(*) filter (where status <> 'loaded') from audit.file_loads group by family order by family"
-        ).fetchall()
-        checks = check_counts(con, run_id, catalog="ledger")
-        problems = con.execute(
-            "select source_file, message from audit.file_loads where status <> 'loaded' order by source_file"
-        ).fetchall()
-    finally:
-        con.close()
-    table = Table(title="Sources")
-    for col in ("family", "files", "rows", "rejected rows", "unreadable files"):
-        table.add_column(col, justify="right" if col != "family" else "left")
-    for fam, files, rows, rej, bad in per_family:
-        table.add_row(fam, str(files), f"{int(rows or 0):,}", f"{int(rej or 0):,}", str(bad))
-    console.print(table)
-    for name, msg in problems:
-        console.print(f"[yellow]quarantined file[/yellow] {name}: {msg}")
-    console.print(checks_line(checks))
-    pub = serving.publication(paths.serving_db)
-    if pub is not None:
-        print_money_story(paths.serving_db)
-        console.print(f"published at {pub['published_at']:%Y-%m-%d %H:%M:%S} UTC -> {paths.serving_db}")
-    console.print(f"reports:   {paths.reports}")
-    console.print(f"run log:   {paths.run_log}")
-    console.print(f"dashboard: gpu-ledger dashboard --home {home}   (or: make dashboard)")
-
-
 @app.command()
 def run(
     inputs: Optional[Path] = typer.Option(None, help="inputs folder (billing/, usage/, ...); default: bundled samples"),
@@ -189,6 +126,7 @@ def run(
         None, "--to", formats=["%Y-%m-%d"], help="backfill: ... through this one (default: --from)"),
     full_refresh: bool = typer.Option(False, "--full-refresh", help="rebuild every incremental model from all raw rows"),
     engine: str = typer.Option("duckdb", help="where dbt transforms run: duckdb (embedded) or spark (docs/spark.md)"),
+    profile: bool = typer.Option(False, "--profile", help="print seconds per stage (also kept in last_refresh.json)"),
 ) -> None:
     """One refresh: land -> raw -> dbt build -> checks -> publish. Exit 0 only if published.
 
@@ -222,6 +160,10 @@ def run(
         print_summary(home_dir, run_id)
     except duckdb.Error as exc:
         console.print(f"[red]no summary available: {exc}[/red]")
+    if profile:
+        from pipelines.profile import format_profile
+
+        console.print(format_profile((read_status(home_dir) or {}).get("profile") or {}), highlight=False)
     raise typer.Exit(0 if ok else 1)
 
 
@@ -290,10 +232,7 @@ def decide(
 @app.command()
 def status(home: Optional[Path] = typer.Option(None, help="warehouse home")) -> None:
     """The last refresh, the publication it left in place, and the age of that publication."""
-    from pipelines.cli_alerts import print_open_alerts
     from pipelines.outcome import attempt_state
-    from warehouse.status import read_status
-
     paths = _home(home)
     last = read_status(paths.root)
     if last is None:
@@ -327,7 +266,6 @@ def status(home: Optional[Path] = typer.Option(None, help="warehouse home")) -> 
     for name, check_status, detail in failed.itertuples(index=False):
         console.print(f"  [yellow]{check_status}[/yellow] {name}: {detail}")
     print_money_story(paths.serving_db)
-    print_open_alerts(console, paths.root)
 
 
 @app.command()

@@ -41,16 +41,18 @@ def _finish_attempt(home: Path, run_id: str, state: str, attempt: dict | None) -
     return {"attempt": {**attempt, "state": state, "run_id": run_id, "finished_at": now_utc()}}
 
 
-def record_success(home: Path, run_id: str) -> None:
-    """The run published a new serving copy."""
+def record_success(home: Path, run_id: str, profile: dict | None = None) -> None:
+    """The run published a new serving copy (`profile`: seconds per stage, pipelines/profile.py)."""
     attempt = (read_status(home) or {}).get("attempt")
-    write_status(home, True, run_id, "published", _finish_attempt(home, run_id, "finished", attempt))
+    extra = _finish_attempt(home, run_id, "finished", attempt)
+    write_status(home, True, run_id, "published", {**extra, **({"profile": profile} if profile else {})})
 
 
-def record_failure(home: Path, run_id: str, reason: str) -> None:
+def record_failure(home: Path, run_id: str, reason: str, profile: dict | None = None) -> None:
     """The run failed; the previous publication (if any) stays in place."""
     attempt = (read_status(home) or {}).get("attempt")
-    write_status(home, False, run_id, reason, _finish_attempt(home, run_id, "failed", attempt))
+    extra = _finish_attempt(home, run_id, "failed", attempt)
+    write_status(home, False, run_id, reason, {**extra, **({"profile": profile} if profile else {})})
 
 
 def attempt_state(status: dict | None) -> str:
@@ -69,15 +71,15 @@ def attempt_state(status: dict | None) -> str:
     return "running"
 
 
-def record_result(home: Path, result: dg.ExecuteInProcessResult) -> tuple[bool, str]:
-    """Record an in-process run's outcome; returns (published, failure reason)."""
+def record_result(home: Path, result: dg.ExecuteInProcessResult, profile: dict | None = None) -> tuple[bool, str]:
+    """Record an in-process run's outcome (with its stage profile); returns (published, failure reason)."""
     events = result.all_events
     published = any(e.event_type_value == "ASSET_MATERIALIZATION" and e.asset_key == PUBLICATION_KEY
                     for e in events)
     if result.success and published:
-        record_success(home, result.run_id)
+        record_success(home, result.run_id, profile)
         return True, ""
     reason = failure_reason((e for e in events if e.event_type_value == "STEP_FAILURE"),
                             fallback="a blocking check failed before publication")
-    record_failure(home, result.run_id, reason)
+    record_failure(home, result.run_id, reason, profile)
     return False, reason

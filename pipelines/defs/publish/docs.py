@@ -14,7 +14,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.dbt_project import dbt_executable
+from pipelines.dbt_project import dbt_executable, require_manifest
 from pipelines.defs.publish.assets import publication
 from pipelines.resources import LedgerResource
 from warehouse.home import DBT_DIR
@@ -27,8 +27,12 @@ def generate_docs(db_path: Path, out_dir: Path) -> tuple[bool, str]:
     """Run `dbt docs generate` into a temporary target and copy the site files to `out_dir`."""
     with tempfile.TemporaryDirectory(prefix="gpu-ledger-dbt-docs-") as tmp:
         env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-        cmd = [dbt_executable(), "docs", "generate", "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR),
-               "--target-path", tmp, "--log-path", tmp, "--vars", json.dumps({"ledger_db": str(db_path)})]
+        # The parsed manifest the build ran from is reused (--no-compile): no second compile of every
+        # model (issue 23: 12.0 s -> 8.2 s on an idle machine); the catalog is read from the database.
+        shutil.copyfile(require_manifest(), Path(tmp) / "manifest.json")
+        cmd = [dbt_executable(), "docs", "generate", "--no-compile", "--project-dir", str(DBT_DIR),
+               "--profiles-dir", str(DBT_DIR), "--target-path", tmp, "--log-path", tmp,
+               "--vars", json.dumps({"ledger_db": str(db_path)})]
         try:
             done = subprocess.run(cmd, cwd=DBT_DIR, env=env, capture_output=True, text=True,
                                   timeout=DOCS_TIMEOUT_S, check=False)
