@@ -54,18 +54,18 @@ st.subheader(f"Spend per month ({cur})")
 st.caption("Team, provider and GPU model: the invoice (BilledCost, by the bill line's tags). Workload type: the "
            "all-in cost of the unit-cost model.")
 NAMES = {"team": "Team", "provider": "Provider", "gpu_model": "GPU model", "workload_type": "Workload type"}
-for dimension, title in [("team", "by team (invoice)"), ("provider", "by provider (invoice)"),
-                         ("gpu_model", "by GPU model (invoice)"), ("workload_type", "by workload type (all-in cost)")]:
+for dimension, title in [("team", "Invoice by team"), ("provider", "Invoice by provider"),
+                         ("gpu_model", "Invoice by GPU model"), ("workload_type", "All-in cost by workload type")]:
     df = by_team if dimension == "team" else ui.guard(
         serving.spend_by, path, dimension, team=team, provider=provider, start=month, end=month)
     if df is None:
         continue
     df = ui.to_float(df[df["currency"] == currency])
     if df.empty:
-        st.caption(f"No spend {title} for this selection.")
+        st.caption(f"{title}: nothing for this selection.")
         continue
     df["month"] = df["period"].map(ui.month)
-    ui.plot(px.bar(df, x="month", y="cost", color=dimension, title=f"Spend {title} ({cur})",
+    ui.plot(px.bar(df, x="month", y="cost", color=dimension, title=f"{title} ({cur})",
                    labels={"cost": f"Spend ({cur})", "month": "Billing month", dimension: NAMES[dimension]}),
             money=True)
 
