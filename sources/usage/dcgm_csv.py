@@ -79,6 +79,31 @@ def _lit(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _timestamp_rejects(path: Path, ts_col: int, line_numbers: list[int]) -> list[Reject]:
+    """A row whose timestamp read as NULL: `missing_timestamp` when the field is empty, else
+    `invalid_timestamp` with the text (DuckDB reads some words, such as 'yesterday', as NULL
+    instead of rejecting the line). Only those lines are read again, so a clean file costs nothing."""
+    if not line_numbers:
+        return []
+    wanted, texts = set(line_numbers), {}
+    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+        for n, line in enumerate(fh, start=1):
+            if n in wanted:
+                fields = next(csv.reader([line]), [])
+                texts[n] = fields[ts_col].strip() if ts_col < len(fields) else ""
+                if len(texts) == len(wanted):
+                    break
+    out = []
+    for n in line_numbers:
+        text = texts.get(n, "")
+        if text:
+            out.append(Reject(n, "invalid_timestamp", f"timestamp {text[:40]!r} is not a date and time", "timestamp",
+                              text[:200]))
+        else:
+            out.append(Reject(n, "missing_timestamp", "row has no timestamp", "timestamp", None))
+    return out
+
+
 def parse(path: Path) -> ParseOutput:
     """Read a dcgm_csv file with DuckDB into gpu_samples (sentinels NULL, series checked)."""
     with open(path, "rb") as fh:
@@ -128,7 +153,7 @@ def parse(path: Path) -> ParseOutput:
     # TIMESTAMPTZ arrives as UTC epoch values tagged tz=UTC: dropping the tag is free.
     ts = raw.column("sampled_at").cast(pa.timestamp("us", tz="UTC")).cast(pa.timestamp("us"))
     no_ts = ts.is_null().to_numpy(zero_copy_only=False)
-    rejects += [Reject(int(n), "missing_timestamp", "row has no timestamp", "timestamp", None) for n in lines[no_ts]]
+    rejects += _timestamp_rejects(path, lower.index("timestamp"), [int(n) for n in lines[no_ts]])
 
     sentinels: Counter[str] = Counter()
     columns: dict[str, pa.Array | pa.ChunkedArray] = {}
