@@ -232,6 +232,7 @@ def decide(
 @app.command()
 def status(home: Optional[Path] = typer.Option(None, help="warehouse home")) -> None:
     """The last refresh, the publication it left in place, and the age of that publication."""
+    from pipelines.cli_alerts import print_open_alerts
     from pipelines.outcome import attempt_state
     paths = _home(home)
     last = read_status(paths.root)
@@ -266,6 +267,7 @@ def status(home: Optional[Path] = typer.Option(None, help="warehouse home")) -> 
     for name, check_status, detail in failed.itertuples(index=False):
         console.print(f"  [yellow]{check_status}[/yellow] {name}: {detail}")
     print_money_story(paths.serving_db)
+    print_open_alerts(console, paths.root)
 
 
 @app.command()
