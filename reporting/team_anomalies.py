@@ -45,8 +45,13 @@ def svg_series(df: pd.DataFrame, width: int = 560, height: int = 140) -> str:
            'stroke="#0969da" stroke-width="1.5"/>'
     dots = "".join(f'<circle cx="{xy(i, float(v)).split(",")[0]}" cy="{xy(i, float(v)).split(",")[1]}" r="4" '
                    'fill="#cf222e"/>' for i, (v, flag) in enumerate(zip(df["actual"], df["is_anomaly"])) if flag)
-    return (f'<svg width="{width}" height="{height}" role="img" aria-label="series with expected band">'
-            f"{band}{line}{dots}</svg>")
+    # The scale and the span, so the chart reads without a hover: top value, first and last day.
+    labels = (f'<text x="8" y="12" font-size="11" fill="#57606a">max {high:,.4g}</text>'
+              f'<text x="8" y="{height - 1}" font-size="11" fill="#57606a">{escape(str(df["day"].iloc[0]))}</text>'
+              f'<text x="{width - 8}" y="{height - 1}" font-size="11" fill="#57606a" text-anchor="end">'
+              f'{escape(str(df["day"].iloc[-1]))}</text>')
+    return (f'<svg width="{width}" height="{height + 6}" role="img" aria-label="series with expected band">'
+            f"{band}{line}{dots}{labels}</svg>")
 
 
 def team_anomalies_html(path: Path, team: str, period: date) -> str:
