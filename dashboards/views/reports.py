@@ -17,8 +17,8 @@ from warehouse import serving
 path = ui.serving_db()
 folder = ui.home() / "reports"
 st.title("Reports")
-st.caption(f"Every refresh writes one report per team and month with any chargeback or showback to {folder}/"
-           "<month>/<team>.html (printable, self-contained) and .csv (exact amounts); `gpu-ledger report` "
+st.caption(f"Every refresh writes one report per team and month with any chargeback or showback to the folder "
+           f"{folder}, as <month>/<team>.html (printable, self-contained) and .csv (exact amounts); `gpu-ledger report` "
            "rewrites them. This page lists the ones on disk.")
 
 sel = filters.shared(path, "overview", use=("team", "month"))
@@ -56,7 +56,9 @@ else:
     table = pd.DataFrame({"Month": reports["month"], "Team": reports["team"],
                           "Written": reports["written_at"].map(ui.fmt_time),
                           "Up to date": ["no, older than the publication" if o else "yes" for o in older],
-                          "HTML": reports["html"], "CSV": reports["csv"]})
+                          # Relative to the folder named above: full paths would overflow the table.
+                          "HTML": [str(Path(h).relative_to(folder)) for h in reports["html"]],
+                          "CSV": [str(Path(c).relative_to(folder)) if c else "" for c in reports["csv"]]})
     ui.table(table, "reports", raw=reports)
     if (folder / "index.html").exists():
         st.caption(f"The index of every report: {folder / 'index.html'}")
