@@ -2,7 +2,23 @@
 -- (ChargePeriodStart's day; a line spanning several days is spread evenly over them, a line
 -- without an end or shorter than a day stays on its start day), with the dimensions anomalies are
 -- watched on and the sub-dimensions a root cause is named in.
-with lines as (
+-- Days after the currency's data horizon are not invented: the last day a usage-based line covers
+-- (any line's, when there is no usage-based one). A monthly fee or credit spread over its month would
+-- otherwise run on past the last delivered usage, and every one of those days would read as a drop.
+{%- set line_last_day = "case when ChargePeriodEnd > ChargePeriodStart then cast(ChargePeriodEnd - interval 1 second as date)
+                           else cast(ChargePeriodStart as date) end" %}
+with horizon as (
+    select
+        BillingCurrency as currency,
+        coalesce(
+            max(case when ChargeFrequency = 'Usage-Based' then {{ line_last_day }} end),
+            max({{ line_last_day }})) as last_day
+    from {{ ref('ledger_focus') }}
+    where ChargePeriodStart is not null and BillingCurrency is not null
+    group by BillingCurrency
+),
+
+lines as (
     select
         cast(ChargePeriodStart as date) as first_day,
         case
@@ -29,8 +45,15 @@ spread as (
         lines.team, lines.workload, lines.provider, lines.service, lines.gpu_model, lines.sku, lines.resource,
         {{ money('lines.cost / lines.n_days') }} as cost
     from lines, {{ lateral_explode(int_series(0, 'lines.n_days - 1')) }} as d(day_offset)
+),
+
+clipped as (
+    select spread.*
+    from spread
+    inner join horizon on horizon.currency = spread.currency
+    where spread.day <= horizon.last_day
 )
 
 select day, currency, team, workload, provider, service, gpu_model, sku, resource, {{ money('sum(cost)') }} as cost
-from spread
+from clipped
 group by day, currency, team, workload, provider, service, gpu_model, sku, resource

@@ -10,6 +10,8 @@
 -- deviation of the team's daily EffectiveCost in the latest month x sqrt(days forecast); an actual
 -- has no interval. Breach date: at an even daily rate (the run-rate, or forecast / days of the
 -- month), the first day the month's cumulative cost exceeds the budget.
+{%- set line_last_day = "case when ChargePeriodEnd > ChargePeriodStart then cast(ChargePeriodEnd - interval 1 second as date)
+                           else cast(ChargePeriodStart as date) end" %}
 with chargeback as (
     select 'chargeback' as basis, team_id, billing_period_start as month_start, currency, sum(total_cost) as total_cost
     from {{ ref('fct_chargeback_monthly') }}
@@ -20,10 +22,12 @@ with chargeback as (
     group by team_id, period, currency
 ),
 
+-- The month's data horizon: the last day a usage-based line covers (any line's without one), so a
+-- monthly fee running to the month's end does not make a month whose usage stops mid-way look complete.
 last_days as (
     select cast(BillingPeriodStart as date) as month_start, BillingCurrency as currency,
-           max(case when ChargePeriodEnd > ChargePeriodStart then cast(ChargePeriodEnd - interval 1 second as date)
-                    else cast(ChargePeriodStart as date) end) as last_cost_day
+           coalesce(max(case when ChargeFrequency = 'Usage-Based' then {{ line_last_day }} end),
+                    max({{ line_last_day }})) as last_cost_day
     from {{ ref('ledger_focus') }}
     group by cast(BillingPeriodStart as date), BillingCurrency
 ),
