@@ -173,13 +173,23 @@ def _wait_texts(page: object, texts: list[str], absent: list[str] = ()) -> None:
 
 def _choose(page: object, label: str, option: str) -> None:
     """Pick an option in a select box the way a user does (typing narrows long lists)."""
-    page.get_by_test_id("stSelectbox").filter(has_text=label).first.click()
-    page.keyboard.type(option)
-    # The typed text narrows the list to this option and focuses it; Enter picks it (a click can land on a
-    # grid that overlaps the popup).
-    page.get_by_role("option", name=option, exact=True).wait_for()
+    box = page.get_by_role("combobox", name=label, exact=True)
+    for attempt in range(3):  # on a busy machine the popup can open after the first keystrokes
+        box.click()
+        box.fill("")
+        box.press_sequentially(option)
+        try:
+            # The typed text narrows the list to this option and focuses it; Enter picks it (a click can land
+            # on a grid that overlaps the popup).
+            page.get_by_role("option", name=option, exact=True).wait_for(timeout=10_000)
+            break
+        except sync_api.TimeoutError:
+            page.keyboard.press("Escape")
+            if attempt == 2:
+                raise
     page.keyboard.press("Enter")
     _settled(page)
+    assert _value(page, label) == option
 
 
 def _value(page: object, label: str) -> str:
