@@ -177,3 +177,14 @@ def test_bill_vs_list_without_price_history_says_so(teams_only) -> None:
     flags = teams_only.execute("select source_line, flag, list_per_gpu_hour from fct_bill_vs_list_price "
                                "order by source_line").fetchall()
     assert flags == [(2, "no_list_price", None), (3, "no_list_price", None)]
+
+
+def test_monthly_bill_rate_check_by_hand(bare) -> None:
+    # g6e.xlarge, us-east-1, Standard, 2025-04, USD: lines 2 and 3, 24 GPU-h each (1 GPU x 24 h):
+    # effective 44.664 + 133.992 = 178.656 over 48 GPU-h = 3.722 per GPU-h; list 1.861 on both;
+    # ratio 178.656 / (1.861 x 48 = 89.328) = 2.0 > 1 + 0.10 -> overbilled
+    rows = bare.execute(
+        "select instance_type, lines, gpu_hours, effective_cost, effective_per_gpu_hour, list_per_gpu_hour, ratio, flag "
+        "from fct_bill_rate_check").fetchall()
+    assert rows == [("g6e.xlarge", 2, Decimal(48), Decimal("178.656"), Decimal("3.722"), Decimal("1.861"),
+                     Decimal("2.000000"), "overbilled")]
