@@ -70,17 +70,6 @@ def redact(value: str) -> str:
     return "sha256:" + hashlib.sha256(value.strip().encode("utf-8")).hexdigest()
 
 
-def scrub(value: Any, key: str | None = None) -> tuple[Any, int]:
-    """(value with every credential redacted, redactions). Strings are judged with their key;
-    nested lists/objects (rare in tags) are judged as a whole on their JSON text."""
-    if isinstance(value, str):
-        return (redact(value), 1) if is_secret(key, value) else (value, 0)
-    if isinstance(value, (dict, list)):
-        text = json.dumps(value, ensure_ascii=False)
-        return (redact(text), 1) if is_secret(key, text) else (value, 0)
-    return value, 0
-
-
 #: In free text: `"password": "x"`, `secret=x`, `api_key: x` (JSON or key=value, quotes doubled by
 #: CSV or not), and command-line flags `--hf-token x`, `--api-key=x`. Each value is judged by
 #: `is_secret` with its key, so `max_tokens=4096` or `--max-num-batched-tokens 8192` stay.
