@@ -1,11 +1,12 @@
 """Credentials in free text (tags, labels, metadata, commands): found by shape or key name, kept as a hash.
 
 No duckdb, nothing of the warehouse (stdlib + pyarrow): any family's parser may import it, and
-warehouse/ingest.py runs `scrub_table` on every parsed table of every family before the raw load. A value that
-holds a credential is replaced, whole, by `redact(value)` = `sha256:<hex of the trimmed value>`, the
-digest the LiteLLM parser keeps for a raw `sk-` key (`sha256(key)` in
-sources/api_spend/_litellm_sql.py), so a redacted tag can still be joined to an api_key_hash.
-Nothing of the value is kept (no prefix, no length): a cut prefix is still a leak.
+warehouse/ingest.py runs `scrub_output` on every parsed file of every family before the raw load.
+A one-word credential (a tag value, an `api_key` cell) is replaced whole by `redact(value)` =
+`sha256:<hex of the trimmed value>`, the digest the LiteLLM parser keeps for a raw `sk-` key
+(`sha256(key)` in sources/api_spend/_litellm_sql.py), so a redacted tag can still be joined to an
+api_key_hash; in free text (a command line, a description) only the credential is replaced and the
+other words stay. Nothing of a credential is kept (no prefix, no length): a cut prefix is still a leak.
 """
 
 from __future__ import annotations
