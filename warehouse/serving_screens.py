@@ -16,19 +16,19 @@ from warehouse.serving import NotPublished, query, require, schema
 # Filter source -> SELECTs yielding (team, workload, month, currency); a source is the data a page filters.
 # Only tables that are published are used, so an older publication still gets its filters.
 FILTER_SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
-    "chargeback": (("fct_chargeback_monthly", "select team_id as team, null::varchar as workload, "
-                    "cast(billing_period_start as date) as month, currency from fct_chargeback_monthly"),),
-    "overview": (("fct_chargeback_monthly", "select team_id as team, null::varchar as workload, "
-                  "cast(billing_period_start as date) as month, currency from fct_chargeback_monthly"),
-                 ("fct_showback_monthly", "select team_id, null::varchar, cast(period as date), currency "
-                  "from fct_showback_monthly")),
-    "unit_cost": (("fct_workload_unit_cost", "select team_id as team, workload_id as workload, "
-                   "cast(period as date) as month, currency from fct_workload_unit_cost"),),
-    "candidates": (("fct_candidate_comparison", "select w.team_id as team, c.workload_id as workload, "
+    "chargeback": (("fct_chargeback_monthly", ("select team_id as team, null::varchar as workload, "
+                    "cast(billing_period_start as date) as month, currency from fct_chargeback_monthly")),),
+    "overview": (("fct_chargeback_monthly", ("select team_id as team, null::varchar as workload, "
+                  "cast(billing_period_start as date) as month, currency from fct_chargeback_monthly")),
+                 ("fct_showback_monthly", ("select team_id, null::varchar, cast(period as date), currency "
+                  "from fct_showback_monthly"))),
+    "unit_cost": (("fct_workload_unit_cost", ("select team_id as team, workload_id as workload, "
+                   "cast(period as date) as month, currency from fct_workload_unit_cost")),),
+    "candidates": (("fct_candidate_comparison", ("select w.team_id as team, c.workload_id as workload, "
                     "null::date as month, c.currency from fct_candidate_comparison c "
-                    "left join dim_workload w using (workload_id)"),),
-    "prices": (("fct_gpu_price_history", "select null::varchar as team, null::varchar as workload, "
-                "null::date as month, currency from fct_gpu_price_history"),),
+                    "left join dim_workload w using (workload_id)")),),
+    "prices": (("fct_gpu_price_history", ("select null::varchar as team, null::varchar as workload, "
+                "null::date as month, currency from fct_gpu_price_history")),),
 }
 KEY_COLUMNS = ["team", "workload", "month", "currency"]
 
@@ -42,8 +42,8 @@ def filter_keys(path: Path, source: str) -> pd.DataFrame:
     parts = [sql for table, sql in FILTER_SOURCES[source] if table in published]
     if source == "candidates" and parts and "dim_workload" not in published:
         # No registry published: the workloads still filter, without their teams.
-        parts = ["select null::varchar as team, workload_id as workload, null::date as month, currency "
-                 "from fct_candidate_comparison"]
+        parts = [("select null::varchar as team, workload_id as workload, null::date as month, currency "
+                 "from fct_candidate_comparison")]
     if not parts:
         raise NotPublished(f"table {FILTER_SOURCES[source][0][0]} is not published yet")
     union = " union all ".join(f"({p})" for p in parts)

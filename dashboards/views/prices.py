@@ -41,7 +41,7 @@ elif current is not None:
                + (" (stale)." if cheapest["stale"] else "."))
 
     flat = ui.to_float(current)
-    flat["freshness"] = ["stale (> %d days)" % STALE_AFTER_DAYS if s else "fresh" for s in flat["stale"]]
+    flat["freshness"] = [f"stale (> {STALE_AFTER_DAYS} days)" if s else "fresh" for s in flat["stale"]]
     order = flat.groupby("gpu_model")["price_per_gpu_hour"].min().sort_values().index.tolist()
     fig = px.bar(flat, x="gpu_model", y="price_per_gpu_hour", color="pricing_category", barmode="group",
                  pattern_shape="freshness", pattern_shape_map={"fresh": "", f"stale (> {STALE_AFTER_DAYS} days)": "/"},

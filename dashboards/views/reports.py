@@ -4,7 +4,7 @@ preview and their HTML and CSV for download."""
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -31,7 +31,7 @@ def _reports(root: Path) -> pd.DataFrame:
         if not re.fullmatch(r"\d{4}-\d{2}", html.parent.name):
             continue
         csv = html.with_suffix(".csv")
-        written = datetime.fromtimestamp(html.stat().st_mtime, tz=timezone.utc).replace(tzinfo=None)
+        written = datetime.fromtimestamp(html.stat().st_mtime, tz=UTC).replace(tzinfo=None)
         rows.append({"month": html.parent.name, "team": html.stem, "html": str(html),
                      "csv": str(csv) if csv.exists() else "", "written_at": written})
     return pd.DataFrame(rows, columns=["month", "team", "html", "csv", "written_at"])
