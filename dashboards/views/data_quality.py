@@ -1,5 +1,6 @@
 """Data quality: warnings and failures first, each with the rows it found; stale prices by provider with a
-drill-down; GPU-hours on no bill line (never $0); quarantined rows per source; every check result."""
+drill-down; GPU-hours on no bill line (never $0); quarantined rows per source; bills held out, team tags
+no team answers to and credentials redacted at load; every check result."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import streamlit as st
 
 from dashboards import ui
 from reporting.formatting import fmt_money
-from warehouse import serving, serving_screens
+from warehouse import serving, serving_quality, serving_screens
 
 path = ui.serving_db()
 st.title("Data quality")
@@ -132,6 +133,47 @@ if rejects is not None:
             "files": "Files", "last_seen": "Last seen"})
         ui.table(shown, "rejects_by_source", raw=rejects)
         st.caption("Every rejected row with its file, line and problem: `gpu-ledger rejects`.")
+
+st.subheader("Input gates: held-out bills, unknown team tags, credentials")
+held = ui.guard(serving_quality.held_out_bills, path)
+if held is not None:
+    if held.empty:
+        st.success("Every bill line has a currency: none is held out of the ledger.")
+    else:
+        st.error(f"{int(held['lines_held_out'].sum()):,} bill lines in {held['source_file'].nunique()} files name no "
+                 "currency and are held out of every money figure. Add BillingCurrency to the export, or give the "
+                 "billing account's currency in the registry (policies.default_currency_by_account).")
+        shown = pd.DataFrame({
+            "File": held["source_file"], "Billing account": held["billing_account_id"].fillna("(none)"),
+            "Period": held["billing_period_start"].map(ui.fmt_time), "Lines": held["lines_held_out"],
+            "Lines from-to": [f"{a}-{b}" for a, b in zip(held["first_line"], held["last_line"])],
+            "Billed (unknown currency)": held["billed_cost_unknown_currency"].map(lambda v: f"{v:,.2f}"),
+        })
+        ui.table(shown, "bills_held_out", raw=held)
+tags = ui.guard(serving_quality.unmatched_team_tags, path)
+if tags is not None:
+    if tags.empty:
+        st.success("Every team tag value on the bill names a registered team (or there is no team registry).")
+    else:
+        st.warning(f"{tags['tag_value'].nunique()} team tag values name no registered team; their cost went to the "
+                   "team shown (a later rule) or (unallocated). Fix the tag or add an alias to the team.")
+        shown = pd.DataFrame({
+            "Tag key": tags["tag_key"], "Tag value": tags["tag_value"], "Charged to": tags["charged_to"],
+            "By": tags["charged_by"], "Lines": tags["lines"],
+            "Cost (amortised)": [fmt_money(v, c) for v, c in zip(tags["effective_cost"], tags["currency"])],
+        })
+        ui.table(shown, "unmatched_team_tags", raw=tags, printed_max=15)
+secrets = ui.guard(serving_quality.redactions_by_file, path)
+if secrets is not None:
+    if secrets.empty:
+        st.success("No credential was found in any loaded file.")
+    else:
+        st.warning(f"{int(secrets['redactions'].sum()):,} values in {len(secrets)} files held a credential (a key, "
+                   "token or password): each is stored only as its sha256. Rotate them; they were in the exports.")
+        shown = pd.DataFrame({"Source": secrets["family"], "File": secrets["source_file"],
+                              "Values redacted": secrets["redactions"], "Where (table.column count)":
+                              secrets["redacted_columns"]})
+        ui.table(shown, "credentials_redacted", raw=secrets)
 
 if checks is not None:
     with st.expander(f"All {len(checks)} check results"):

@@ -176,3 +176,11 @@ def test_a_file_without_currency_is_held_out_and_listed(catalogue_run: dict) -> 
     assert in_ledger == 0
     assert warned == [("warn",)]
     assert xxx == []
+
+
+def test_data_quality_reader_lists_the_held_out_file(catalogue_run: dict) -> None:
+    from warehouse.serving_quality import held_out_bills
+
+    held = held_out_bills(catalogue_run["home"] / "serving.duckdb")
+    assert held["source_file"].tolist() == ["focus_no_currency_column.csv"]
+    assert held["lines_held_out"].tolist() == [2]

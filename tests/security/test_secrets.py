@@ -369,3 +369,14 @@ def test_price_fetcher_connection_error_is_clean(caplog) -> None:
                                        "params": {"api_key": OPENAI_KEY}}, settings, sleep=lambda s: None)
     assert not result.ok and "ConnectionError" in result.error
     _assert_clean(caplog, result.error)
+
+
+def test_data_quality_reader_lists_the_redactions_per_file(secret_run: dict) -> None:
+    """What the Data quality page shows (warehouse/serving_quality.py): the same counts, largest first."""
+    from warehouse.serving_quality import redactions_by_file
+
+    got = redactions_by_file(secret_run["home"] / "serving.duckdb")
+    assert list(zip(got["source_file"], got["redactions"]))[0] == ("focus_secret_tags.csv", 4)
+    assert sorted(got["redactions"].tolist()) == [1, 1, 4]
+    assert got.loc[got["source_file"] == "focus_secret_tags.csv", "redacted_columns"].item() == \
+        "billing_charges.ChargeDescription 1, billing_charges.Tags 3"
