@@ -21,12 +21,17 @@ def fmt_money(amount: Decimal | float | None, currency: str | None) -> str:
 
 
 def fmt_unit_cost(amount: Decimal | float | None, currency: str | None) -> str:
-    """A cost per output: cents when it is at least 1, else 4 significant digits ('USD 0.005508')."""
+    """A cost per output: cents when it is at least 1, else 4 significant digits as a plain decimal
+    ('USD 0.005508', 'USD 0.00002152'; never scientific notation)."""
     if amount is None or (isinstance(amount, float) and math.isnan(amount)):
         return "n/a"
-    if abs(Decimal(str(amount))) >= 1:
+    value = Decimal(str(amount))
+    if abs(value) >= 1:
         return fmt_money(amount, currency)
-    return f"{currency or ''} {float(amount):.4g}".strip()
+    if value == 0:
+        return f"{currency or ''} 0.00".strip()
+    places = max(2, 3 - value.adjusted())  # 4 significant digits after the leading zeros
+    return f"{currency or ''} {value:.{places}f}".strip()
 
 
 # The three figures, named the same on every page, report and summary (docs/cost_model.md).
