@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from reporting.formatting import exact, fmt_money
-from warehouse import serving, serving_screens
+from warehouse import serving, serving_quality, serving_screens
 from warehouse.home import Home, resolve_home
 from warehouse.status import read_status
 
@@ -67,9 +67,10 @@ def banner() -> None:
 @st.cache_data(ttl=3600, max_entries=512, show_spinner=False)
 def _cached(module: str, name: str, stamp: tuple[int, int, int], args: tuple[Any, ...],
             kwargs: dict[str, Any]) -> Any:
-    # Only the two reader modules are dispatched to: a cache key never names arbitrary code.
-    return getattr({"warehouse.serving": serving, "warehouse.serving_screens": serving_screens}[module], name)(
-        *args, **kwargs)
+    # Only the reader modules are dispatched to: a cache key never names arbitrary code.
+    readers = {"warehouse.serving": serving, "warehouse.serving_screens": serving_screens,
+               "warehouse.serving_quality": serving_quality}
+    return getattr(readers[module], name)(*args, **kwargs)
 
 
 def load(fn: Callable[..., T], path: Path, *args: Any, **kwargs: Any) -> T:

@@ -71,3 +71,22 @@ def test_stale_prices_by_provider_add_up_to_the_stale_list(db: Path) -> None:
 ])
 def test_unit_costs_never_print_in_scientific_notation(amount: Decimal | float | None, text: str) -> None:
     assert unit_cost(amount, "USD") == text
+
+
+def test_data_quality_page_shows_the_input_gates(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Data quality page (rendered by Streamlit's AppTest, no browser) counts what the marts hold:
+    the team tag values no registered team answers to, no held-out bill, no credential in the samples."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("GPU_LEDGER_HOME", str(db.parent))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "dashboards" / "views" / "data_quality.py"),
+                           default_timeout=120)
+    at.run()
+    assert [e.value for e in at.exception] == []
+    [(values,)] = _sql(db, "select count(distinct tag_value) from fct_unmatched_team_tags")
+    assert values > 0  # the sample FOCUS file's business_unit values name no sample team
+    assert any(w.value.startswith(f"{values} team tag values name no registered team") for w in at.warning)
+    assert _sql(db, "select count(*) from fct_billing_held_out") == [(0,)]
+    successes = [s.value for s in at.success]
+    assert "Every bill line has a currency: none is held out of the ledger." in successes
+    assert "No credential was found in any loaded file." in successes
