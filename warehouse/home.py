@@ -94,6 +94,12 @@ class Home:
         return self.root / "dbt-docs"
 
     @property
+    def dbt_target(self) -> Path:
+        """dbt's target folder for this home's builds: one per home (not one per run under dbt/), so
+        the repo does not grow ~30 MB a refresh and dbt's partial parsing carries over between runs."""
+        return self.root / "dbt-target"
+
+    @property
     def logs(self) -> Path:
         return self.root / "logs"
 

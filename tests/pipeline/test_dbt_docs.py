@@ -28,3 +28,16 @@ def test_docs_failure_is_metadata_not_a_failed_run(tmp_path, monkeypatch) -> Non
     meta = mat.materialization.metadata
     assert meta["generated"].value is False and "did not run" in meta["message"].value
     assert not (tmp_path / "dbt-docs").exists()
+
+
+def test_dbt_artifacts_live_in_the_home_not_the_repo(sample_run: dict) -> None:
+    """dbt's target folder is HOME/dbt-target (one per home, partial parsing kept): a nightly refresh
+    no longer leaves a ~30 MB folder per run under the repo's dbt/target."""
+    assert sample_run["ok"], sample_run["reason"]
+    target = sample_run["home"] / "dbt-target"
+    assert (target / "run_results.json").is_file() and (target / "partial_parse.msgpack").is_file()
+    import json
+
+    results = json.loads((target / "run_results.json").read_text())["results"]
+    assert any(r["unique_id"].startswith("model.") for r in results)
+    assert not any(r["unique_id"].startswith("unit_test.") for r in results)  # left to the test suite

@@ -122,7 +122,10 @@ def ledger_dbt_assets(
     # The resource decides where the ledger lives; dbt's profile reads it as a var (never os.environ).
     dbt_vars = prepare_engine(config.engine, ledger.home_dir, ledger.db_path)
     context.log.info(f"{config.engine}: dbt vars {dbt_vars}")
-    invocation = dbt.cli(dbt_build_args(config, dbt_vars), context=context, raise_on_error=False)
+    target = ledger.paths.dbt_target
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "run_results.json").unlink(missing_ok=True)  # never read a previous run's results
+    invocation = dbt.cli(dbt_build_args(config, dbt_vars), context=context, raise_on_error=False, target_path=target)
     try:
         yield from invocation.stream()
     finally:
