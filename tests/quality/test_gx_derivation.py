@@ -58,7 +58,10 @@ def test_only_a_dbt_test_at_least_as_strict_covers(manifest: dict) -> None:
     chargeback = next(s for s in MART_SUITES if s.table == "fct_chargeback_monthly")
     uid = next(u for u, n in manifest["nodes"].items() if n["resource_type"] == "test"
                and n.get("attached_node") == "model.gpu_ledger.fct_chargeback_monthly"
-               and (n.get("test_metadata") or {}).get("name") == "not_null" and n.get("column_name") == "team_id")
+               and (n.get("test_metadata") or {}).get("name") == "column_constraints")
+    # team_id declares `constraints: [{type: not_null}]`; the model's one column_constraints test checks it
+    assert {"type": "not_null"}.items() <= manifest["nodes"]["model.gpu_ledger.fct_chargeback_monthly"][
+        "columns"]["team_id"]["constraints"][0].items()
     expectation = not_null("team_id")[0]
     assert covering_test(chargeback, expectation, dbt_tests(manifest, "marts", chargeback.table)) is not None
 

@@ -1,7 +1,8 @@
 """Which GX expectations restate a dbt test: the rule, applied to the dbt manifest.
 
-dbt's generic tests (`not_null`, `unique`, `unique_combination`, `accepted_values`,
-`currency_is_known`, `value_between`, `greater_than_zero`) already guard the marts inside
+dbt's generic tests (`unique_combination`, `accepted_values`, `currency_is_known`, `value_between`,
+`greater_than_zero`, and `column_constraints`, which checks the `not_null` / `unique` constraints the
+columns declare) already guard the marts inside
 `dbt build`, where an error-severity failure withholds the publication. A GX mart expectation that
 says the same thing about the same model and column only doubles the work and the places to edit,
 so the mart suites keep what dbt does not test; tests/quality asserts that none of them is
@@ -27,7 +28,9 @@ from .dsl import FLOAT_TOLERANCE, Expectation, Suite
 
 #: The dbt generic tests the rule understands (others, and singular tests, cover nothing here).
 KNOWN_TESTS = ("not_null", "unique", "unique_combination", "accepted_values", "currency_is_known",
-               "value_between", "greater_than_zero")
+               "value_between", "greater_than_zero", "column_constraints")
+#: Column constraint types the `column_constraints` test checks (dbt/macros/test_column_constraints.sql).
+CONSTRAINT_TESTS = ("not_null", "unique")
 _SLACK = FLOAT_TOLERANCE + 1e-12
 
 
@@ -60,6 +63,7 @@ def dbt_tests(manifest: dict[str, Any], schema: str, model: str) -> list[DbtTest
     """The enabled, unfiltered generic dbt tests attached to one model of one schema."""
     node_ids = {uid for uid, n in manifest["nodes"].items()
                 if n["resource_type"] == "model" and n["name"] == model and n["schema"] == schema}
+    constrained = _constraint_tests(manifest, node_ids)
     out = []
     for uid, n in manifest["nodes"].items():
         meta = n.get("test_metadata") or {}
@@ -70,14 +74,28 @@ def dbt_tests(manifest: dict[str, Any], schema: str, model: str) -> list[DbtTest
             continue
         if any(str(config.get(k, "!= 0")).replace(" ", "") != "!=0" for k in ("error_if", "warn_if")):
             continue
+        severity = str(config.get("severity", "error")).lower()
+        if meta["name"] == "column_constraints":  # its own fail_calc counts offending rows
+            out += [DbtTest(uid, kind, (col,), {}, severity) for kind, col in constrained[n["attached_node"]]]
+            continue
         if str(config.get("fail_calc", "count(*)")).replace(" ", "") != "count(*)":
             continue
         kwargs = meta.get("kwargs") or {}
         cols = kwargs.get("columns") if meta["name"] == "unique_combination" else [n.get("column_name")]
         if not cols or any(not isinstance(c, str) for c in cols):
             continue
-        out.append(DbtTest(uid, meta["name"], tuple(_col(c) for c in cols), kwargs,
-                           str(config.get("severity", "error")).lower()))
+        out.append(DbtTest(uid, meta["name"], tuple(_col(c) for c in cols), kwargs, severity))
+    return out
+
+
+def _constraint_tests(manifest: dict[str, Any], node_ids: set[str]) -> dict[str, list[tuple[str, str]]]:
+    """node id -> (constraint type, column) for every not_null / unique constraint its columns declare."""
+    out: dict[str, list[tuple[str, str]]] = {uid: [] for uid in node_ids}
+    for uid in node_ids:
+        for col in manifest["nodes"][uid].get("columns", {}).values():
+            for constraint in col.get("constraints") or ():
+                if constraint.get("type") in CONSTRAINT_TESTS:
+                    out[uid].append((constraint["type"], _col(col["name"])))
     return out
 
 
