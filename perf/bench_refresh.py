@@ -1,24 +1,39 @@
 """Full-refresh benchmark: generate `fleet-<gpus>-<days>`, run the nightly job once, compare.
 
     .venv/bin/python perf/bench_refresh.py                      # 64 GPUs x 7 days (minutes)
+    .venv/bin/python perf/bench_refresh.py --sizes 64x7,256x30  # several fleets, one run, marginal ratio
     .venv/bin/python perf/bench_refresh.py --gpus 1000 --days 30  # fleet-1k-30d: 43.2M DCGM rows,
                                                                        # ~8 GB of CSV; budget an hour+
                                                                        # and tens of GB of disk
 
-Steps: (1) generate the inputs folder under --dir (reused when it exists); (2) time a plain
+Per fleet: (1) generate the inputs folder under --dir (reused when it exists); (2) time a plain
 DuckDB read of every input file (read_csv for CSV/TXT, read_json_objects for JSON, a read of the
 YAML text) -- the floor any loader pays; (3) run `pipelines.cli.execute_refresh(home, inputs)`
-(landing, parsing, raw loads, dbt, checks, publish) in this process and time it; (4) print total
-time, the ratio refresh/raw-read, and peak RSS (getrusage: self + children, max of the two).
+(landing, parsing, raw loads, dbt, checks, publish) on a fresh home and time it; (4) print one row:
+files, rows, raw read s, refresh s, ratio refresh/raw, peak RSS.
+
+Peak RSS is per fleet: each refresh runs in its own child process (this script with `--child`),
+which reports max(getrusage(RUSAGE_SELF), getrusage(RUSAGE_CHILDREN)).ru_maxrss -- the refresh
+process itself or its largest subprocess (dbt), whichever peaked higher -- so one fleet's figure
+is never the max over earlier fleets. The child's import time is not in `refresh s` (the clock
+starts inside the child, just before `execute_refresh`).
+
+With several `--sizes`, the last line is the marginal ratio between the first and the last fleet,
+`(refresh_b - refresh_a) / (raw_b - raw_a)`: the per-row cost of a refresh against DuckDB's raw
+read of the same extra rows, free of the fixed cost (dbt nodes, docs, reports) both pay.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import resource
 import shutil
+import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import duckdb
@@ -27,70 +42,132 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tools.generate import generate
 
+HEADER = (f"{'fleet':<18}{'files':>7}{'rows':>13}{'raw read s':>12}{'refresh s':>11}{'ratio':>8}"
+          f"{'peak RSS MB':>13}  result")
 
-def raw_read(inputs: Path) -> tuple[float, int, int]:
-    """Seconds to read every input file with DuckDB's plain readers; (seconds, files, rows)."""
+
+def raw_read(inputs: Path) -> tuple[float, int, int, dict[str, int]]:
+    """Seconds to read every input file with DuckDB's plain readers; (seconds, files, rows, rows per family)."""
     con = duckdb.connect()
     files = rows = 0
+    per_family: Counter[str] = Counter()
     t0 = time.perf_counter()
     for p in sorted(inputs.rglob("*")):
-        if not p.is_file():
+        if not p.is_file() or p.name.startswith("."):
             continue
         files += 1
+        n = 0
         if p.suffix in (".csv", ".txt"):
             delim = "|" if p.suffix == ".txt" else ","
-            rows += con.execute("select * from read_csv(?, delim=?, header=true, all_varchar=true)",
-                                [str(p), delim]).to_arrow_table().num_rows
+            n = con.execute("select * from read_csv(?, delim=?, header=true, all_varchar=true)",
+                            [str(p), delim]).to_arrow_table().num_rows
         elif p.suffix == ".json":
-            rows += con.execute("select * from read_json_objects(?)", [str(p)]).to_arrow_table().num_rows
+            n = con.execute("select * from read_json_objects(?)", [str(p)]).to_arrow_table().num_rows
         else:
             p.read_text(encoding="utf-8")
+        rows += n
+        per_family[p.relative_to(inputs).parts[0]] += n
     con.close()
-    return time.perf_counter() - t0, files, rows
+    return time.perf_counter() - t0, files, rows, dict(sorted(per_family.items()))
 
 
 def peak_rss_mb() -> float:
+    """Peak RSS of this process or of its largest finished subprocess, MB."""
     self_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     child_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return max(self_kb, child_kb) / 1024
+
+
+def child(home: Path, inputs: Path) -> None:
+    """Run one refresh in this (fresh) process and print its figures as one JSON line."""
+    from pipelines.cli import execute_refresh
+
+    t0 = time.perf_counter()
+    ok, _run_id, reason = execute_refresh(home, inputs)
+    seconds = time.perf_counter() - t0
+    print(json.dumps({"ok": ok, "reason": reason, "seconds": seconds, "peak_rss_mb": peak_rss_mb()}))
+
+
+def run_refresh(home: Path, inputs: Path) -> dict:
+    """One refresh of `inputs` into a fresh `home`, in a child process; its JSON figures."""
+    shutil.rmtree(home, ignore_errors=True)
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(home), str(inputs)],
+                          check=False, capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    return {"ok": False, "reason": f"child exited {proc.returncode}: {proc.stderr[-2000:]}", "seconds": float("nan"),
+            "peak_rss_mb": float("nan")}
+
+
+def bench_fleet(base: Path, gpus: int, days: int, teams: int, seed: int) -> dict:
+    """Generate (if needed), raw-read and refresh one fleet; print and return its row."""
+    name = f"fleet-{gpus}-{days}"
+    inputs, home = base / name / "inputs", base / name / "home"
+    if not (inputs / ".done").exists():
+        t0 = time.perf_counter()
+        counts = generate(inputs, gpus, days, teams, seed)
+        (inputs / ".done").touch()
+        size = sum(p.stat().st_size for p in inputs.rglob("*") if p.is_file()) / 1e6
+        gen_s = time.perf_counter() - t0
+        print(f"generated {name}: {sum(counts.values()):,} rows, {size:,.0f} MB in {gen_s:.1f} s "
+              f"({sum(counts.values()) / gen_s:,.0f} rows/s)", flush=True)
+    # The `.done` marker is a hidden file: landing skips it (warehouse.landing.input_files).
+    t_raw, files, rows, per_family = raw_read(inputs)
+    print(f"{name} raw read: {files} files, {rows:,} rows in {t_raw:.1f} s; rows per family: "
+          + ", ".join(f"{k} {v:,}" for k, v in per_family.items()), flush=True)
+    r = run_refresh(home, inputs)
+    row = {"name": name, "files": files, "rows": rows, "raw_s": t_raw, "refresh_s": r["seconds"],
+           "peak_rss_mb": r["peak_rss_mb"], "ok": r["ok"], "reason": r["reason"], "per_family": per_family}
+    print(f"{name} refresh: {r['seconds']:.1f} s, peak RSS {r['peak_rss_mb']:,.0f} MB, "
+          f"{'published' if r['ok'] else 'FAILED: ' + r['reason']}", flush=True)
+    return row
+
+
+def format_row(r: dict) -> str:
+    """One table line of a fleet's figures."""
+    return (f"{r['name']:<18}{r['files']:>7}{r['rows']:>13,}{r['raw_s']:>12.1f}{r['refresh_s']:>11.1f}"
+            f"{r['refresh_s'] / r['raw_s']:>7.1f}x{r['peak_rss_mb']:>13,.0f}  "
+            f"{'published' if r['ok'] else 'FAILED: ' + r['reason']}")
+
+
+def parse_sizes(text: str) -> list[tuple[int, int]]:
+    """'64x7,256x30' -> [(64, 7), (256, 30)]."""
+    out = []
+    for part in text.split(","):
+        gpus, _, days = part.strip().lower().partition("x")
+        if not (gpus.isdigit() and days.isdigit()):
+            raise argparse.ArgumentTypeError(f"size {part!r} is not GPUSxDAYS (e.g. 64x7)")
+        out.append((int(gpus), int(days)))
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gpus", type=int, default=64)
     ap.add_argument("--days", type=int, default=7)
+    ap.add_argument("--sizes", type=parse_sizes, default=None,
+                    help="several fleets in one run, e.g. 64x7,256x30 (overrides --gpus/--days)")
     ap.add_argument("--teams", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/gpu-ledger-bench"))
+    ap.add_argument("--child", nargs=2, type=Path, metavar=("HOME", "INPUTS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child:
+        child(*args.child)
+        return
 
-    name = f"fleet-{args.gpus}-{args.days}"
-    inputs = args.dir / name / "inputs"
-    home = args.dir / name / "home"
-    if not (inputs / ".done").exists():
-        t0 = time.perf_counter()
-        counts = generate(inputs, args.gpus, args.days, args.teams, args.seed)
-        (inputs / ".done").touch()
-        size = sum(p.stat().st_size for p in inputs.rglob("*") if p.is_file()) / 1e6
-        gen_s = time.perf_counter() - t0
-        print(f"generated {name}: {sum(counts.values()):,} rows, {size:,.0f} MB in {gen_s:.1f} s "
-              f"({sum(counts.values()) / gen_s:,.0f} rows/s)")
-    (inputs / ".done").unlink(missing_ok=True)  # the marker must not land as an input
-    try:
-        t_raw, files, rows = raw_read(inputs)
-        print(f"raw read: {files} files, {rows:,} rows in {t_raw:.1f} s")
-        shutil.rmtree(home, ignore_errors=True)
-        from pipelines.cli import execute_refresh
-
-        t0 = time.perf_counter()
-        ok, _run_id, reason = execute_refresh(home, inputs)
-        t_refresh = time.perf_counter() - t0
-    finally:
-        (inputs / ".done").touch()
+    sizes = args.sizes or [(args.gpus, args.days)]
+    rows = [bench_fleet(args.dir, g, d, args.teams, args.seed) for g, d in sizes]
     print()
-    print(f"{'fleet':<18}{'files':>7}{'rows':>13}{'raw read s':>12}{'refresh s':>11}{'ratio':>8}{'peak RSS MB':>13}  result")
-    print(f"{name:<18}{files:>7}{rows:>13,}{t_raw:>12.1f}{t_refresh:>11.1f}{t_refresh / t_raw:>7.1f}x"
-          f"{peak_rss_mb():>13,.0f}  {'published' if ok else 'FAILED: ' + reason}")
+    print(HEADER)
+    for r in rows:
+        print(format_row(r))
+    if len(rows) >= 2:
+        a, b = rows[0], rows[-1]
+        marginal = (b["refresh_s"] - a["refresh_s"]) / (b["raw_s"] - a["raw_s"])
+        print(f"marginal ratio {a['name']} -> {b['name']}: ({b['refresh_s']:.1f} - {a['refresh_s']:.1f}) / "
+              f"({b['raw_s']:.1f} - {a['raw_s']:.1f}) = {marginal:.2f}x")
 
 
 if __name__ == "__main__":

@@ -8,9 +8,10 @@ the file can be read, naming the file, the line and the problem.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -63,15 +64,45 @@ class ParseOutput:
         return sum(t.num_rows for t in self.tables.values())
 
 
+@dataclass
+class StreamEnd:
+    """What a batched parse knows only once every batch was read (see `BatchedParse`)."""
+
+    rejects: list[Reject] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    # Provisional `_source_line`s of rows already handed out that must not stay (duplicates).
+    drop_lines: list[int] = field(default_factory=list)
+    # Sorted file lines the reader skipped: every provisional line moves past those before it.
+    rejected_lines: list[int] = field(default_factory=list)
+
+
+class BatchedParse(Protocol):
+    """A parse of one big table in bounded batches (issue 23: memory must not grow with the file).
+
+    `batches()` yields tables of at most a fixed number of rows, in file order, whose
+    `_source_line` is provisional (row index + 2); once they are exhausted, `finish()` returns the
+    rejects and warnings and the two corrections the loader applies inside the same transaction:
+    delete `drop_lines`, then shift lines past `rejected_lines` (`provisional_to_file_lines`).
+    A file that cannot be read at all raises UnreadableFile from `batches()`.
+    """
+
+    table: str
+
+    def batches(self) -> Iterator[pa.Table]: ...
+
+    def finish(self) -> StreamEnd: ...
+
+
 @dataclass(frozen=True)
 class SourceFormat:
-    """A recognisable file format and how to read it."""
+    """A recognisable file format and how to read it (`stream`: the same parse in bounded batches)."""
 
     name: str
     family: str
     detect: Callable[[Path, bytes], bool]
     parse: Callable[[Path], ParseOutput]
     description: str = ""
+    stream: Callable[[Path], BatchedParse] | None = None
 
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
@@ -93,6 +124,32 @@ def csv_lines_after_rejects(rows: int, rejected: list[int]) -> np.ndarray:
         thresholds = np.array([line - i for i, line in enumerate(rejected)], dtype=np.int64)
         lines += np.searchsorted(thresholds, lines, side="right")
     return lines
+
+
+def provisional_to_file_lines(provisional: np.ndarray, rejected: list[int]) -> np.ndarray:
+    """File lines of rows numbered `index + 2` by a reader that skipped the sorted `rejected` lines."""
+    lines = np.asarray(provisional, dtype=np.int64)
+    if rejected:
+        thresholds = np.array([line - i for i, line in enumerate(rejected)], dtype=np.int64)
+        lines = lines + np.searchsorted(thresholds, lines, side="right")
+    return lines
+
+
+def collect(parsed: BatchedParse) -> ParseOutput:
+    """A batched parse as one ParseOutput (the corrections applied in memory): `parse` of small files."""
+    tables = list(parsed.batches())
+    end = parsed.finish()
+    table = pa.concat_tables(tables) if tables else None
+    if table is not None and (end.drop_lines or end.rejected_lines):
+        lines = table.column("_source_line").to_numpy()
+        if end.drop_lines:
+            keep = ~np.isin(lines, np.array(end.drop_lines, dtype=np.int64))
+            table, lines = table.filter(pa.array(keep)), lines[keep]
+        pos = table.schema.get_field_index("_source_line")
+        table = table.set_column(pos, table.field(pos),
+                                 pa.array(provisional_to_file_lines(lines, end.rejected_lines), pa.int64()))
+    return ParseOutput(tables={parsed.table: table} if table is not None else {}, rejects=end.rejects,
+                       warnings=end.warnings)
 
 
 # DuckDB's reject_errors.error_type (spaces as `_`) -> our rule for a line the CSV reader could not

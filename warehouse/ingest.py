@@ -10,18 +10,20 @@ import inspect
 import re
 import tempfile
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from sources.catalog import recognise
-from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile
+from sources.common import BatchedParse, ParseOutput, Reject, SourceFormat, UnreadableFile, collect
+from sources.plausibility import RULES
 from sources.plausibility import gate as plausibility_gate
-from sources.secrets import scrub_output
+from sources.secrets import scrub_output, scrub_table
 from warehouse.audit import ensure_audit
 from warehouse.landing import LandedFile, read_manifest
-from warehouse.raw import ensure_all_raw_tables, replace_file
+from warehouse.raw import ensure_all_raw_tables, replace_file, replace_file_batches
 
 
 @dataclass
@@ -70,8 +72,8 @@ def _record(
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@+=-]+")
 
 
-def _parse(fmt: SourceFormat, path: Path, f: LandedFile) -> ParseOutput:
-    """Call the parser on the landed bytes under the file's original name.
+def _parse(fmt: SourceFormat, path: Path, f: LandedFile, *, batched: bool = False) -> ParseOutput | BatchedParse:
+    """Call the parser on the landed bytes under the file's original name (`fmt.stream` when `batched`).
 
     Some formats carry facts in the name (vLLM's `_tp8_pp2_` and result stem, LiteLLM catalog
     versions), so the parser sees a symlink named like the original (sanitised: a base name only,
@@ -82,10 +84,47 @@ def _parse(fmt: SourceFormat, path: Path, f: LandedFile) -> ParseOutput:
     with tempfile.TemporaryDirectory(prefix="gpu-ledger-parse-") as tmp:
         named = Path(tmp) / safe
         named.symlink_to(path.resolve())
+        if batched and fmt.stream is not None:
+            # Opened lazily while the loader pulls batches: read through the landed path itself
+            # (the symlink's folder is gone by then); batched formats take nothing from the name.
+            return fmt.stream(path)
         if "fetched_at" in inspect.signature(fmt.parse).parameters:
-            observed = datetime.strptime(f.observed_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+            observed = datetime.strptime(f.observed_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
             return fmt.parse(named, fetched_at=observed)
         return fmt.parse(named)
+
+
+def _checked(output: ParseOutput) -> tuple[ParseOutput, dict[str, int]]:
+    # Impossible figures (prices, API spend, jobs) never reach raw; credentials never pass landing/.
+    return scrub_output(plausibility_gate(output))
+
+
+def _load_batches(
+    con: duckdb.DuckDBPyConnection, fmt: SourceFormat, path: Path, f: LandedFile,
+) -> tuple[int, ParseOutput, dict[str, int]]:
+    """Load a file in bounded batches (memory does not grow with the file, issue 23); every batch is
+    scrubbed of credentials before its insert, the rejects and warnings at the end. The batched
+    tables (gpu_samples) have no plausibility rules (sources/plausibility.py RULES)."""
+    parsed = _parse(fmt, path, f, batched=True)
+    if parsed.table in RULES:  # a gated table is loaded whole, so the gate sees every row
+        output, redactions = _checked(collect(parsed))
+        rows = replace_file(con, output, file_hash=f.sha256, source_file=f.original_name, fmt=fmt.name,
+                            family=f.family)
+        return rows, output, redactions
+    redactions: dict[str, int] = {}
+
+    def scrub(batch: pa.Table) -> pa.Table:
+        batch, counts = scrub_table(batch)
+        for col, n in counts.items():
+            redactions[f"{parsed.table}.{col}"] = redactions.get(f"{parsed.table}.{col}", 0) + n
+        return batch
+
+    rows, end = replace_file_batches(con, parsed, file_hash=f.sha256, source_file=f.original_name, fmt=fmt.name,
+                                     family=f.family, each=scrub)
+    output, more = scrub_output(ParseOutput(rejects=end.rejects, warnings=end.warnings))
+    for key, n in more.items():
+        redactions[key] = redactions.get(key, 0) + n
+    return rows, output, redactions
 
 
 def load_landed(
@@ -100,21 +139,24 @@ def load_landed(
         _record(con, f, "unknown", "unknown_format", 0, [Reject(None, "unknown_format", msg)], msg, run_id)
         return
     try:
-        output: ParseOutput = _parse(fmt, path, f)
+        if fmt.stream is not None:
+            rows, output, redactions = _load_batches(con, fmt, path, f)
+        else:
+            output, redactions = _checked(_parse(fmt, path, f))
+            rows = -1
     except UnreadableFile as exc:
         where = f"{f.original_name}:{exc.line}" if exc.line else f.original_name
         msg = f"{where}: {exc.problem}"
         summary.problems.append(msg)
         _record(con, f, fmt.name, "unreadable", 0, [Reject(exc.line, "unreadable_file", exc.problem)], msg, run_id)
         return
-    # Impossible figures (prices, API spend, jobs) never reach raw; credentials never pass landing/.
-    output = plausibility_gate(output)
-    output, redactions = scrub_output(output)
     if redactions:
         where = ", ".join(f"{k} {n}" for k, n in sorted(redactions.items()))
         output.warnings.append(f"{sum(redactions.values())} value(s) holding a credential stored only as their "
                                f"sha256 ({where})")
-    rows = replace_file(con, output, file_hash=f.sha256, source_file=f.original_name, fmt=fmt.name, family=f.family)
+    if rows < 0:
+        rows = replace_file(con, output, file_hash=f.sha256, source_file=f.original_name, fmt=fmt.name,
+                            family=f.family)
     summary.files_loaded += 1
     summary.rows_loaded += rows
     summary.rejects += len(output.rejects)

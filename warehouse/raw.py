@@ -5,6 +5,7 @@ Idempotent by construction: a landed file's rows are replaced in one transaction
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import duckdb
 import pyarrow as pa
 import yaml
 
-from sources.common import ParseOutput
+from sources.common import BatchedParse, ParseOutput, StreamEnd
 
 CONTRACTS_DIR = Path(__file__).resolve().parent / "contracts"
 LINEAGE_COLUMNS = {
@@ -132,3 +133,52 @@ def replace_file(
         con.execute("rollback")
         raise
     return loaded
+
+
+def replace_file_batches(
+    con: duckdb.DuckDBPyConnection,
+    parsed: BatchedParse,
+    *,
+    file_hash: str,
+    source_file: str,
+    fmt: str,
+    family: str,
+    each: Callable[[pa.Table], pa.Table] = lambda t: t,
+) -> tuple[int, StreamEnd]:
+    """`replace_file` for a parse in bounded batches: one transaction, one insert per batch (so
+    memory holds one batch, not the file), then the parser's end-of-file corrections: delete the
+    rows it dropped (duplicates) and move line numbers past the lines its reader rejected.
+    `each` is applied to every batch before its insert (the credential scrub)."""
+    family_tables = [t for t, spec in contracts().items() if spec["family"] == family]
+    for t in family_tables:
+        ensure_raw_table(con, t)
+    target = f"raw.{_quote(parsed.table)}"
+    con.execute("begin transaction")
+    try:
+        for t in family_tables:
+            con.execute(f"delete from raw.{_quote(t)} where _file_hash = ?", [file_hash])
+        loaded = 0
+        for batch in parsed.batches():
+            loaded += insert_rows(con, parsed.table, each(batch), file_hash=file_hash, source_file=source_file,
+                                  fmt=fmt)
+        end = parsed.finish()
+        if end.drop_lines:
+            con.execute(f"delete from {target} where _file_hash = ? and _source_line in (select unnest(?))",
+                        [file_hash, end.drop_lines])
+            loaded -= len(end.drop_lines)
+        if end.rejected_lines:
+            # Row with provisional line p is on file line p + #{i : rejected[i] - i <= p}
+            # (sources.common.provisional_to_file_lines): an ASOF join on the cumulative counts.
+            steps = [line - i for i, line in enumerate(end.rejected_lines)]
+            con.execute(
+                f"update {target} as t set _source_line = t._source_line + s.shift from ("
+                f"select r._source_line as line, c.shift from {target} as r asof join ("
+                f"select step, max(k) as shift from (select step, row_number() over (order by step) as k "
+                f"from unnest(?) as u(step)) group by step) as c on r._source_line >= c.step "
+                f"where r._file_hash = ?) as s where t._file_hash = ? and t._source_line = s.line",
+                [steps, file_hash, file_hash])
+        con.execute("commit")
+    except Exception:
+        con.execute("rollback")
+        raise
+    return loaded, end

@@ -41,14 +41,26 @@ def _ts_micros(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
 
 def check_series(table: pa.Table) -> tuple[pa.Table, list[str]]:
     """Drop duplicate samples and report out-of-order samples, gaps and counter resets."""
-    warnings: list[str] = []
     if table.num_rows < 2:
-        return table, warnings
-    series = _codes(table, SERIES_KEY)
-    pod = _codes(table, ("pod",))
+        return table, []
     ts, valid = _ts_micros(table)
     energy = pc.fill_null(table.column("energy_mj").combine_chunks(), np.nan).to_numpy(zero_copy_only=False)
     line = table.column("_source_line").combine_chunks().to_numpy(zero_copy_only=False)
+    drop, warnings = series_findings(_codes(table, SERIES_KEY), _codes(table, ("pod",)), ts, valid, energy, line)
+    if drop.any():
+        table = table.filter(pa.array(~drop))
+    return table, warnings
+
+
+def series_findings(series: np.ndarray, pod: np.ndarray, ts: np.ndarray, valid: np.ndarray, energy: np.ndarray,
+                    line: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """The checks of `check_series` on narrow per-row arrays (file order): (rows to drop as
+    duplicates, warnings). Arrays, not a table, so a batched reader can keep only these ~40 bytes a
+    row for the whole file while the wide rows go to the database batch by batch."""
+    warnings: list[str] = []
+    drop = np.zeros(len(series), dtype=bool)
+    if len(series) < 2:
+        return drop, warnings
 
     # Pass 1, file order within each series: out-of-order samples, and whether any two
     # neighbours share a timestamp (the only way duplicates can exist when times increase).
@@ -68,9 +80,7 @@ def check_series(table: pa.Table) -> tuple[pa.Table, list[str]]:
         dup_next = same & (t[1:] == t[:-1]) & (p[1:] == p[:-1])
         dups = int(np.count_nonzero(dup_next))
         if dups:
-            keep = np.ones(table.num_rows, dtype=bool)
-            keep[order[1:][dup_next]] = False
-            table = table.filter(pa.array(keep))
+            drop[order[1:][dup_next]] = True
             warnings.append(
                 f"{dups} duplicated sample row(s) (same time, GPU series and pod) dropped; first occurrence kept"
             )
@@ -92,4 +102,25 @@ def check_series(table: pa.Table) -> tuple[pa.Table, list[str]]:
         resets = int(np.count_nonzero(same & (e[1:] < e[:-1])))
     if resets:
         warnings.append(f"{resets} energy counter reset(s) (DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION decreased)")
-    return table, warnings
+    return drop, warnings
+
+
+class SeriesCodes:
+    """int64 codes for combinations of `columns` that stay the same from one batch to the next
+    (the dictionary of `_codes` is per table): each batch's distinct combinations (a few hundred
+    for a DCGM file) are looked up in one dict, so the per-row work stays in numpy."""
+
+    def __init__(self, columns: tuple[str, ...]) -> None:
+        self.columns = columns
+        self.ids: dict[tuple, int] = {}
+
+    def codes(self, table: pa.Table) -> np.ndarray:
+        """One code per row of `table`; equal combinations get equal codes in every batch."""
+        if table.num_rows == 0:
+            return np.zeros(0, dtype=np.int64)
+        local = _codes(table, self.columns)
+        _, first, inverse = np.unique(local, return_index=True, return_inverse=True)
+        picked = table.select(list(self.columns)).take(pa.array(first)).to_pylist()
+        lut = np.array([self.ids.setdefault(tuple(r[c] for c in self.columns), len(self.ids)) for r in picked],
+                       dtype=np.int64)
+        return lut[inverse.reshape(-1)]

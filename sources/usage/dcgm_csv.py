@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -24,8 +25,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile, head_text
-from sources.usage._series import check_series
+from sources.common import (
+    BatchedParse,
+    ParseOutput,
+    Reject,
+    SourceFormat,
+    StreamEnd,
+    UnreadableFile,
+    collect,
+    head_text,
+    provisional_to_file_lines,
+)
+from sources.usage._series import SERIES_KEY, SeriesCodes, _ts_micros, series_findings
 from sources.usage._shared import (
     COUNTER_COLUMNS,
     FP64_BLANK_MIN,
@@ -33,7 +44,6 @@ from sources.usage._shared import (
     INT32_BLANK_MIN,
     INT64_BLANK_MIN,
     SAMPLE_COLUMNS,
-    line_numbers,
     sentinel_warning,
     unknown_model_warning,
 )
@@ -104,95 +114,151 @@ def _timestamp_rejects(path: Path, ts_col: int, line_numbers: list[int]) -> list
     return out
 
 
+# Rows per batch of the batched parse: ~200 bytes a row wide, so a batch is ~100 MB whatever the
+# size of the file (a day of a 1,000-GPU fleet is 1.44M rows, a month in one file 43M).
+BATCH_ROWS = 500_000
+# The parser's own DuckDB session: the reader streams, so this only bounds its buffers.
+READER_MEMORY_LIMIT = "1GB"
+
+
 def parse(path: Path) -> ParseOutput:
     """Read a dcgm_csv file with DuckDB into gpu_samples (sentinels NULL, series checked)."""
+    return collect(stream(path))
+
+
+def stream(path: Path, batch_rows: int = BATCH_ROWS) -> BatchedParse:
+    """The same parse in bounded batches (the pipeline's loader uses this; `parse` collects it)."""
     with open(path, "rb") as fh:
         header = _header(fh.read(65536))
     lower = [h.lower() for h in header]
     if "timestamp" not in lower:
         raise UnreadableFile(path, 1, "no header with a 'timestamp' column")
     metrics = {h: METRIC_COLUMNS[h.upper()][0] for h in header if h.upper() in METRIC_COLUMNS}
-    ignored = [h for h in header if h.upper().startswith("DCGM_FI_") and h.upper() not in METRIC_COLUMNS]
     if not metrics:
         raise UnreadableFile(path, 1, "no known DCGM_FI_* metric column in header")
+    return _DcgmBatches(path, header, metrics, batch_rows)
 
-    # Explicit types: DuckDB's parser converts numbers and timestamps at full speed; a bad value
-    # rejects its line (store_rejects), never the file.
-    types = {h: "VARCHAR" for h in header}
-    types[header[lower.index("timestamp")]] = "TIMESTAMPTZ"
-    for h in metrics:
-        types[h] = "DOUBLE"
-    col_spec = "{" + ", ".join(f"{_lit(h)}: {_lit(t)}" for h, t in types.items()) + "}"
-    select = []
-    for h in header:
-        if h in metrics:
-            select.append(f"{_q(h)} as {_q(metrics[h])}")
-        elif h.lower() in ID_COLUMNS:
-            target = ID_COLUMNS[h.lower()]
-            # read_csv already turns empty fields (quoted or not) into NULL; no per-value
-            # trim/nullif here, it cost ~40% of the read. Values are taken as written.
-            select.append(f"{_q(h)} as {_q(target)}")
 
-    con = duckdb.connect()
-    con.execute("set TimeZone = 'UTC'")  # timestamps without offset are UTC
-    con.execute("set enable_progress_bar = false")
-    try:
-        raw = con.execute(
-            f"""select {', '.join(select)} from read_csv({_lit(str(path))},
-                header = true, delim = ',', quote = '"', columns = {col_spec},
-                auto_detect = false, ignore_errors = true, store_rejects = true)"""
-        ).to_arrow_table()
-    except duckdb.Error as exc:
-        raise UnreadableFile(path, None, f"cannot read as CSV: {exc}") from exc
-    rejects = _rejects(con)
-    con.close()
+class _DcgmBatches:
+    """dcgm_csv in batches: DuckDB streams typed rows; per batch the sentinels become NULL and rows
+    without a time are set aside; per file only narrow arrays (series, pod, time, energy, line:
+    ~40 bytes a row) stay for the duplicate/order/gap checks, which run once at the end."""
 
-    # read_csv keeps file order; line = row index + 2 (header is line 1), shifted past the
-    # lines DuckDB rejected (WITH ORDINALITY would do this too, but doubles the read time).
-    lines = line_numbers(raw.num_rows, rejects)
-    # TIMESTAMPTZ arrives as UTC epoch values tagged tz=UTC: dropping the tag is free.
-    ts = raw.column("sampled_at").cast(pa.timestamp("us", tz="UTC")).cast(pa.timestamp("us"))
-    no_ts = ts.is_null().to_numpy(zero_copy_only=False)
-    rejects += _timestamp_rejects(path, lower.index("timestamp"), [int(n) for n in lines[no_ts]])
+    table = "gpu_samples"
 
-    sentinels: Counter[str] = Counter()
-    columns: dict[str, pa.Array | pa.ChunkedArray] = {}
-    for col in set(metrics.values()):
-        columns[col], n = _null_sentinels(raw.column(col), "fb_used_mib" if col == "_fb_free_mib" else col)
-        if n:
-            sentinels[col] += n
-    if "_fb_free_mib" in columns and "fb_used_mib" in columns:
-        total = pc.add(columns["fb_used_mib"], columns.pop("_fb_free_mib"))  # FB_TOTAL missing: used + free
-        columns["fb_total_mib"] = pc.coalesce(columns["fb_total_mib"], total) if "fb_total_mib" in columns else total
-    columns.pop("_fb_free_mib", None)
+    def __init__(self, path: Path, header: list[str], metrics: dict[str, str], batch_rows: int) -> None:
+        self.path, self.header, self.metrics, self.batch_rows = path, header, metrics, batch_rows
+        self.ts_col = [h.lower() for h in header].index("timestamp")
+        self.sentinels: Counter[str] = Counter()
+        self.models: set[str | None] = set()
+        self.no_ts: list[np.ndarray] = []  # provisional lines of rows whose time read as NULL
+        self.narrow: list[tuple[np.ndarray, ...]] = []
+        self.series, self.pods = SeriesCodes(SERIES_KEY), SeriesCodes(("pod",))
+        self.reader_rejects: list[Reject] = []
 
-    arrays = []
-    n_rows = raw.num_rows
-    for col, typ in SAMPLE_COLUMNS.items():
-        if col == "sampled_at":
-            arrays.append(ts)
-        elif col == "_source_line":
-            arrays.append(pa.array(lines, type=pa.int64()))
-        elif col == "source_format":
-            arrays.append(pa.array(np.full(n_rows, FORMAT_NAME, dtype=object), type=pa.string()))
-        elif col in columns:
-            arrays.append(columns[col])
-        elif col in raw.column_names:
-            arrays.append(raw.column(col).cast(typ))
+    def _sql(self) -> str:
+        # Explicit types: DuckDB's parser converts numbers and timestamps at full speed; a bad value
+        # rejects its line (store_rejects), never the file.
+        types = {h: "VARCHAR" for h in self.header}
+        types[self.header[self.ts_col]] = "TIMESTAMPTZ"
+        for h in self.metrics:
+            types[h] = "DOUBLE"
+        col_spec = "{" + ", ".join(f"{_lit(h)}: {_lit(t)}" for h, t in types.items()) + "}"
+        select = []
+        for h in self.header:
+            if h in self.metrics:
+                select.append(f"{_q(h)} as {_q(self.metrics[h])}")
+            elif h.lower() in ID_COLUMNS:
+                # read_csv already turns empty fields (quoted or not) into NULL; no per-value
+                # trim/nullif here, it cost ~40% of the read. Values are taken as written.
+                select.append(f"{_q(h)} as {_q(ID_COLUMNS[h.lower()])}")
+        return (f"select {', '.join(select)} from read_csv({_lit(str(self.path))}, header = true, delim = ',', "
+                f"quote = '\"', columns = {col_spec}, auto_detect = false, ignore_errors = true, store_rejects = true)")
+
+    def batches(self) -> Iterator[pa.Table]:
+        """Typed gpu_samples batches in file order, `_source_line` provisional (row index + 2)."""
+        con = duckdb.connect(config={"memory_limit": READER_MEMORY_LIMIT})
+        con.execute("set TimeZone = 'UTC'")  # timestamps without offset are UTC
+        con.execute("set enable_progress_bar = false")
+        try:
+            reader = con.execute(self._sql()).to_arrow_reader(self.batch_rows)
+            offset = 0
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    break
+                raw = pa.Table.from_batches([batch])
+                yield self._shape(raw, offset)
+                offset += raw.num_rows
+            self.reader_rejects = _rejects(con)
+        except duckdb.Error as exc:
+            raise UnreadableFile(self.path, None, f"cannot read as CSV: {exc}") from exc
+        finally:
+            con.close()
+
+    def _shape(self, raw: pa.Table, offset: int) -> pa.Table:
+        n_rows = raw.num_rows
+        lines = np.arange(offset + 2, offset + 2 + n_rows, dtype=np.int64)
+        # TIMESTAMPTZ arrives as UTC epoch values tagged tz=UTC: dropping the tag is free.
+        ts = raw.column("sampled_at").cast(pa.timestamp("us", tz="UTC")).cast(pa.timestamp("us"))
+        no_ts = ts.is_null().to_numpy(zero_copy_only=False)
+        columns: dict[str, pa.Array | pa.ChunkedArray] = {}
+        for col in set(self.metrics.values()):
+            columns[col], n = _null_sentinels(raw.column(col), "fb_used_mib" if col == "_fb_free_mib" else col)
+            if n:
+                self.sentinels[col] += n
+        if "_fb_free_mib" in columns and "fb_used_mib" in columns:
+            total = pc.add(columns["fb_used_mib"], columns.pop("_fb_free_mib"))  # FB_TOTAL missing: used + free
+            columns["fb_total_mib"] = pc.coalesce(columns["fb_total_mib"], total) if "fb_total_mib" in columns else total
+        columns.pop("_fb_free_mib", None)
+        arrays = []
+        for col, typ in SAMPLE_COLUMNS.items():
+            if col == "sampled_at":
+                arrays.append(ts)
+            elif col == "_source_line":
+                arrays.append(pa.array(lines, type=pa.int64()))
+            elif col == "source_format":
+                arrays.append(pa.repeat(pa.scalar(FORMAT_NAME), n_rows))
+            elif col in columns:
+                arrays.append(columns[col])
+            elif col in raw.column_names:
+                arrays.append(raw.column(col).cast(typ))
+            else:
+                arrays.append(pa.nulls(n_rows, type=typ))
+        table = pa.Table.from_arrays(arrays, names=list(SAMPLE_COLUMNS))
+        if no_ts.any():
+            self.no_ts.append(lines[no_ts])
+            table = table.filter(pa.array(~no_ts))
+        self.models.update(pc.unique(table.column("gpu_model")).to_pylist())
+        t_us, valid = _ts_micros(table)
+        energy = pc.fill_null(table.column("energy_mj").combine_chunks(), np.nan).to_numpy(zero_copy_only=False)
+        line = table.column("_source_line").combine_chunks().to_numpy(zero_copy_only=False)
+        self.narrow.append((self.series.codes(table), self.pods.codes(table), t_us, valid, energy, line))
+        return table
+
+    def finish(self) -> StreamEnd:
+        """Rejects, warnings and the corrections, once `batches()` is exhausted."""
+        rejected = sorted({r.line for r in self.reader_rejects if r.line is not None})
+        no_ts = np.concatenate(self.no_ts) if self.no_ts else np.zeros(0, dtype=np.int64)
+        rejects = self.reader_rejects + _timestamp_rejects(
+            self.path, self.ts_col, [int(n) for n in provisional_to_file_lines(no_ts, rejected)])
+        rejects.sort(key=lambda r: r.line or 0)
+        ignored = [h for h in self.header if h.upper().startswith("DCGM_FI_") and h.upper() not in METRIC_COLUMNS]
+        warnings: list[str] = []
+        if ignored:
+            warnings.append(f"DCGM columns not mapped to gpu_samples (ignored): {', '.join(ignored)}")
+        warnings += sentinel_warning(self.sentinels)
+        drop_lines: list[int] = []
+        if self.narrow:
+            series, pod, ts, valid, energy, line = (np.concatenate(parts) for parts in zip(*self.narrow))
+            self.narrow = []
+            drop, series_warnings = series_findings(series, pod, ts, valid, energy, line)
+            drop_lines = [int(n) for n in line[drop]]
         else:
-            arrays.append(pa.nulls(n_rows, type=typ))
-    table = pa.Table.from_arrays(arrays, names=list(SAMPLE_COLUMNS))
-    if no_ts.any():
-        table = table.filter(pa.array(~no_ts))
-
-    warnings: list[str] = []
-    if ignored:
-        warnings.append(f"DCGM columns not mapped to gpu_samples (ignored): {', '.join(ignored)}")
-    warnings += sentinel_warning(sentinels)
-    table, series_warnings = check_series(table)
-    models = pc.unique(table.column("gpu_model")).to_pylist()
-    warnings += unknown_model_warning(models) + series_warnings
-    return ParseOutput(tables={"gpu_samples": table}, rejects=rejects, warnings=warnings)
+            series_warnings = []
+        warnings += unknown_model_warning(self.models) + series_warnings
+        return StreamEnd(rejects=rejects, warnings=warnings, drop_lines=drop_lines, rejected_lines=rejected)
 
 
 def _null_sentinels(col: pa.ChunkedArray, column: str) -> tuple[pa.ChunkedArray | pa.Array, int]:
@@ -232,6 +298,7 @@ FORMATS = [
         family="usage",
         detect=detect,
         parse=parse,
+        stream=stream,
         description="DCGM samples as CSV (timestamp, hostname, gpu, uuid, modelName, ..., DCGM_FI_* columns); bulk format",
     )
 ]
