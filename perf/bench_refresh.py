@@ -21,6 +21,16 @@ starts inside the child, just before `execute_refresh`).
 With several `--sizes`, the last line is the marginal ratio between the first and the last fleet,
 `(refresh_b - refresh_a) / (raw_b - raw_a)`: the per-row cost of a refresh against DuckDB's raw
 read of the same extra rows, free of the fixed cost (dbt nodes, docs, reports) both pay.
+
+On a shared machine wall seconds depend on what else runs, so each fleet also prints CPU seconds
+(user + system: `time.process_time()` around the raw read, which counts DuckDB's threads;
+`getrusage` self + children in the refresh child) and the marginal ratio is printed on CPU too.
+`uptime`'s load average is printed before and after each fleet.
+
+`--next-day` (with one fleet, e.g. `--sizes 1000x30 --next-day`): the full refresh loads days
+1..D-1 only (a folder of symlinks without the last day's per-day files: dcgm, sacct, LiteLLM logs),
+then the last day is added and the nightly incremental refresh is timed, then one more refresh
+with no new data; prints incremental / no-new-data (issue 23 target <= 1.2).
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -42,7 +53,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tools.generate import generate
 
-HEADER = (f"{'fleet':<18}{'files':>7}{'rows':>13}{'raw read s':>12}{'refresh s':>11}{'ratio':>8}"
+DAILY = re.compile(r"^(dcgm|sacct|litellm_spend_logs)_(\d{4}-\d{2}-\d{2})\.(csv|txt)$")
+HEADER = (f"{'fleet':<22}{'files':>7}{'rows':>13}{'raw read s':>12}{'refresh s':>11}{'ratio':>8}"
           f"{'peak RSS MB':>13}  result")
 
 
@@ -82,25 +94,77 @@ def child(home: Path, inputs: Path) -> None:
     """Run one refresh in this (fresh) process and print its figures as one JSON line."""
     from pipelines.cli import execute_refresh
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_seconds()
     ok, _run_id, reason = execute_refresh(home, inputs)
-    seconds = time.perf_counter() - t0
-    print(json.dumps({"ok": ok, "reason": reason, "seconds": seconds, "peak_rss_mb": peak_rss_mb()}))
+    seconds, cpu = time.perf_counter() - t0, cpu_seconds() - c0
+    try:  # seconds per stage, as `gpu-ledger run --profile` prints them
+        profile = json.loads((home / "last_refresh.json").read_text()).get("profile", {})
+    except (OSError, ValueError):
+        profile = {}
+    print(json.dumps({"ok": ok, "reason": reason, "seconds": seconds, "cpu_s": cpu, "peak_rss_mb": peak_rss_mb(),
+                      "profile": profile}))
 
 
-def run_refresh(home: Path, inputs: Path) -> dict:
-    """One refresh of `inputs` into a fresh `home`, in a child process; its JSON figures."""
-    shutil.rmtree(home, ignore_errors=True)
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and its finished subprocesses (dbt)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def load_average() -> str:
+    """The 1/5/15-minute load averages, as `uptime` prints them."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def run_refresh(home: Path, inputs: Path, fresh: bool = True) -> dict:
+    """One refresh of `inputs` into `home` (emptied first when `fresh`), in a child process; its JSON figures."""
+    if fresh:
+        shutil.rmtree(home, ignore_errors=True)
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(home), str(inputs)],
                           check=False, capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith("{"):
             return json.loads(line)
     return {"ok": False, "reason": f"child exited {proc.returncode}: {proc.stderr[-2000:]}", "seconds": float("nan"),
-            "peak_rss_mb": float("nan")}
+            "cpu_s": float("nan"), "peak_rss_mb": float("nan")}
 
 
-def bench_fleet(base: Path, gpus: int, days: int, teams: int, seed: int) -> dict:
+def hold_back_last_day(inputs: Path, view: Path) -> list[Path]:
+    """Fill `view` with symlinks to every input file except the last day's per-day files; return those."""
+    shutil.rmtree(view, ignore_errors=True)
+    files = [p for p in sorted(inputs.rglob("*")) if p.is_file() and not p.name.startswith(".")]
+    last = max(m.group(2) for p in files if (m := DAILY.match(p.name)))
+    held = []
+    for src in files:
+        m = DAILY.match(src.name)
+        if m and m.group(2) == last:
+            held.append(src)
+            continue
+        dst = view / src.relative_to(inputs)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.symlink_to(src)
+    return held
+
+
+def next_day(base: Path, name: str, inputs: Path, held: list[Path]) -> None:
+    """Add the held-back day and time the incremental refresh, then a refresh with no new data."""
+    home = base / name / "home"
+    for src in held:
+        (inputs / src.parent.name / src.name).symlink_to(src)
+    runs = {}
+    for label in ("next-day incremental", "no new data"):
+        print(f"{name} {label}: load average before {load_average()}", flush=True)
+        runs[label] = r = run_refresh(home, inputs, fresh=False)
+        print(f"{name} {label}: {r['seconds']:.1f} s ({r['cpu_s']:.1f} CPU s), peak RSS {r['peak_rss_mb']:,.0f} MB, "
+              f"{'published' if r['ok'] else 'FAILED: ' + r['reason']}; load average after {load_average()}", flush=True)
+        stages = r.get("profile", {}).get("stages_s", {})
+        print(f"{name} {label} stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in stages.items()), flush=True)
+    inc, idle = runs["next-day incremental"], runs["no new data"]
+    print(f"next-day incremental / no-new-data refresh: {inc['seconds']:.1f} / {idle['seconds']:.1f} = "
+          f"{inc['seconds'] / idle['seconds']:.2f}x (CPU {inc['cpu_s'] / idle['cpu_s']:.2f}x)")
+
+
+def bench_fleet(base: Path, gpus: int, days: int, teams: int, seed: int, hold_back: bool = False) -> dict:
     """Generate (if needed), raw-read and refresh one fleet; print and return its row."""
     name = f"fleet-{gpus}-{days}"
     inputs, home = base / name / "inputs", base / name / "home"
@@ -113,20 +177,35 @@ def bench_fleet(base: Path, gpus: int, days: int, teams: int, seed: int) -> dict
         print(f"generated {name}: {sum(counts.values()):,} rows, {size:,.0f} MB in {gen_s:.1f} s "
               f"({sum(counts.values()) / gen_s:,.0f} rows/s)", flush=True)
     # The `.done` marker is a hidden file: landing skips it (warehouse.landing.input_files).
+    held: list[Path] = []
+    if hold_back:
+        view = base / name / "next-day-inputs"
+        held = hold_back_last_day(inputs, view)
+        inputs = view
+        name = f"{name} d1-{days - 1}"
+        print(f"{name}: full refresh without the last day ({len(held)} files held back for --next-day)", flush=True)
+    print(f"{name}: load average before {load_average()}", flush=True)
+    c0 = time.process_time()
     t_raw, files, rows, per_family = raw_read(inputs)
-    print(f"{name} raw read: {files} files, {rows:,} rows in {t_raw:.1f} s; rows per family: "
+    raw_cpu = time.process_time() - c0
+    print(f"{name} raw read: {files} files, {rows:,} rows in {t_raw:.1f} s ({raw_cpu:.1f} CPU s); rows per family: "
           + ", ".join(f"{k} {v:,}" for k, v in per_family.items()), flush=True)
     r = run_refresh(home, inputs)
     row = {"name": name, "files": files, "rows": rows, "raw_s": t_raw, "refresh_s": r["seconds"],
-           "peak_rss_mb": r["peak_rss_mb"], "ok": r["ok"], "reason": r["reason"], "per_family": per_family}
-    print(f"{name} refresh: {r['seconds']:.1f} s, peak RSS {r['peak_rss_mb']:,.0f} MB, "
-          f"{'published' if r['ok'] else 'FAILED: ' + r['reason']}", flush=True)
+           "raw_cpu_s": raw_cpu, "refresh_cpu_s": r["cpu_s"],
+           "peak_rss_mb": r["peak_rss_mb"], "ok": r["ok"], "reason": r["reason"], "per_family": per_family,
+           "inputs": inputs, "held": held}
+    print(f"{name} refresh: {r['seconds']:.1f} s ({r['cpu_s']:.1f} CPU s), peak RSS {r['peak_rss_mb']:,.0f} MB, "
+          f"{'published' if r['ok'] else 'FAILED: ' + r['reason']}; load average after {load_average()}", flush=True)
+    stages = r.get("profile", {}).get("stages_s", {})
+    if stages:
+        print(f"{name} stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in stages.items()), flush=True)
     return row
 
 
 def format_row(r: dict) -> str:
     """One table line of a fleet's figures."""
-    return (f"{r['name']:<18}{r['files']:>7}{r['rows']:>13,}{r['raw_s']:>12.1f}{r['refresh_s']:>11.1f}"
+    return (f"{r['name']:<22}{r['files']:>7}{r['rows']:>13,}{r['raw_s']:>12.1f}{r['refresh_s']:>11.1f}"
             f"{r['refresh_s'] / r['raw_s']:>7.1f}x{r['peak_rss_mb']:>13,.0f}  "
             f"{'published' if r['ok'] else 'FAILED: ' + r['reason']}")
 
@@ -151,6 +230,8 @@ def main() -> None:
     ap.add_argument("--teams", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/gpu-ledger-bench"))
+    ap.add_argument("--next-day", action="store_true",
+                    help="one fleet: full refresh without the last day, then time adding it and a no-new-data refresh")
     ap.add_argument("--child", nargs=2, type=Path, metavar=("HOME", "INPUTS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -158,7 +239,9 @@ def main() -> None:
         return
 
     sizes = args.sizes or [(args.gpus, args.days)]
-    rows = [bench_fleet(args.dir, g, d, args.teams, args.seed) for g, d in sizes]
+    if args.next_day and len(sizes) != 1:
+        ap.error("--next-day takes one fleet")
+    rows = [bench_fleet(args.dir, g, d, args.teams, args.seed, args.next_day) for g, d in sizes]
     print()
     print(HEADER)
     for r in rows:
@@ -168,6 +251,12 @@ def main() -> None:
         marginal = (b["refresh_s"] - a["refresh_s"]) / (b["raw_s"] - a["raw_s"])
         print(f"marginal ratio {a['name']} -> {b['name']}: ({b['refresh_s']:.1f} - {a['refresh_s']:.1f}) / "
               f"({b['raw_s']:.1f} - {a['raw_s']:.1f}) = {marginal:.2f}x")
+        cpu = (b["refresh_cpu_s"] - a["refresh_cpu_s"]) / (b["raw_cpu_s"] - a["raw_cpu_s"])
+        print(f"marginal ratio on CPU seconds: ({b['refresh_cpu_s']:.1f} - {a['refresh_cpu_s']:.1f}) / "
+              f"({b['raw_cpu_s']:.1f} - {a['raw_cpu_s']:.1f}) = {cpu:.2f}x")
+    if args.next_day and rows[0]["ok"]:
+        g, d = sizes[0]
+        next_day(args.dir, f"fleet-{g}-{d}", rows[0]["inputs"], rows[0]["held"])
 
 
 if __name__ == "__main__":
