@@ -84,7 +84,9 @@ def execute_refresh(
     # dagster-dbt echoes every dbt event to stdout; the console shows the summary, the log keeps it all.
     # A persistent instance per home: `dagster dev` (DAGSTER_HOME=HOME/dagster, `make dev`) shows every
     # run, asset materialization and check result the CLI records.
-    paths.dagster.mkdir(exist_ok=True)
+    from pipelines.dagster_storage import write_instance_yaml
+
+    write_instance_yaml(paths.dagster)  # Dagster's SQLite event log, engines kept open (a third of a refresh)
     with open(log_path, "w") as log, contextlib.redirect_stdout(log), \
             dg.DagsterInstance.local_temp(tempdir=str(paths.dagster)) as instance:
         began = time.monotonic()
@@ -276,6 +278,8 @@ def rejects(
     source: Optional[str] = typer.Option(None, help="only this source family"),
 ) -> None:
     """List quarantined rows and files (from the working database)."""
+    from rich.table import Table
+
     from sources.catalog import FAMILIES
 
     if source is not None and source not in FAMILIES:

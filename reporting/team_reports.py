@@ -255,6 +255,11 @@ def write_team_reports(serving_path: Path, out_dir: Path, team: str | None = Non
     showback), then out_dir/index.html listing every report of the publication; returns the paths written."""
     if month is not None and not re.fullmatch(r"\d{4}-\d{2}", month):
         raise ValueError(f"month must look like YYYY-MM, got {month!r}")
+    with serving.reading(serving_path):  # one connection for the ~10 queries per report
+        return _write_all(serving_path, Path(out_dir), team, month)
+
+
+def _write_all(serving_path: Path, out_dir: Path, team: str | None, month: str | None) -> list[Path]:
     period = date.fromisoformat(f"{month}-01") if month else None
     pub = serving.publication(serving_path) or {}
     keys = serving.report_keys(serving_path)

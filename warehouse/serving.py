@@ -1,7 +1,8 @@
 """The one reader of the published copy (serving.duckdb): dashboards, reports, decision records, CLI.
 
 Every function opens a short-lived read-only connection, runs one parameterised query and closes
-it, so a refresh can rename a new publication into place at any time. Filter values are always
+it, so a refresh can rename a new publication into place at any time; a batch reader shares one
+connection with `reading(path)` (warehouse/serving_conn.py). Filter values are always
 bound as `?` parameters; the only identifiers ever spliced into SQL come from fixed dictionaries
 in this module, never from a caller's value. Money stays `Decimal` (DECIMAL(38,12) through Arrow):
 rounding happens only at display (`reporting.formatting`).
@@ -16,10 +17,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pandas as pd
 
 from warehouse.home import Home
+from warehouse.serving_conn import NotPublished, query, reading  # noqa: F401 - the readers' API
 
 # The cost components of fct_workload_unit_cost, in stacking order (money, same currency).
 UNIT_COST_COMPONENTS = (
@@ -38,25 +39,9 @@ SPEND_DIMENSIONS: dict[str, tuple[str, str, str, str]] = {
 }
 
 
-class NotPublished(LookupError):
-    """A table or column the caller needs is not (yet) in the publication."""
-
-
 def serving_path(home: str | os.PathLike[str] | None = None) -> Path:
     """Where the published copy lives for this home (resolved as `warehouse.home.resolve_home`)."""
     return Home.at(home).serving_db
-
-
-def query(path: Path, sql: str, params: list[Any] | None = None) -> pd.DataFrame:
-    """Run one query on a fresh read-only connection; DECIMAL columns come back as Decimal."""
-    if not Path(path).exists():
-        raise NotPublished(f"nothing is published yet ({path})")
-    con = duckdb.connect(str(path), read_only=True)
-    try:
-        # Integers with nulls stay Python ints (not floats): counts such as gpu_count must not print as 2.0.
-        return con.execute(sql, params or []).to_arrow_table().to_pandas(integer_object_nulls=True)
-    finally:
-        con.close()
 
 
 def schema(path: Path) -> dict[str, set[str]]:

@@ -119,3 +119,32 @@ def test_bad_month_is_rejected(serving_db: Path, tmp_path: Path) -> None:
 ])
 def test_safe_name(name: str, safe: str) -> None:
     assert safe_name(name) == safe
+
+
+def test_a_reading_block_shares_one_connection_and_one_publication(tmp_path: Path, monkeypatch) -> None:
+    """`serving.reading`: the ~140 queries of a report run share one connection (issue 23: opening the
+    publication was most of a report's time), and a publication renamed in meanwhile is not mixed in."""
+    from tests.dashboards.serving_fixture import build_serving
+    from warehouse import serving, serving_conn
+
+    path = build_serving(tmp_path / "home")
+    opened = []
+    real_connect = duckdb.connect
+    monkeypatch.setattr(serving_conn.duckdb, "connect", lambda *a, **k: opened.append(a[0]) or real_connect(*a, **k))
+    count = "select count(*) as n from ledger_focus"
+    before = int(serving.query(path, count)["n"][0])
+    assert len(opened) == 1
+    with serving.reading(path):
+        assert int(serving.query(path, count)["n"][0]) == before
+        # a refresh renames a new publication into place: one row fewer
+        other = tmp_path / "next.duckdb"
+        con = real_connect(str(other))
+        con.execute(f"attach '{path}' as old (read_only)")
+        con.execute("create table ledger_focus as select * from old.ledger_focus limit 0")
+        con.execute(f"insert into ledger_focus select * from old.ledger_focus limit {before - 1}")
+        con.close()
+        other.replace(path)
+        assert int(serving.query(path, count)["n"][0]) == before  # the block's publication
+        assert int(serving.query(path, count)["n"][0]) == before
+    assert len(opened) == 2  # the block opened one connection for its three queries
+    assert int(serving.query(path, count)["n"][0]) == before - 1  # after the block: the new publication

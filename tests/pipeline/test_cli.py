@@ -110,3 +110,24 @@ def test_progress_prints_one_line_per_stage_and_counts_dbt_models() -> None:
     assert lines == ["parse + load billing ...", "parse + load billing: done", "dbt build ...",
                      "dbt build 10/20 models", "dbt build 20/20 models", "publish: FAILED (details in the run log)"]
     assert stage_name("gx_suites") == "great-expectations suites"
+
+
+def test_rejects_lists_the_quarantined_rows(tmp_path: Path) -> None:
+    """`gpu-ledger rejects` prints audit.dq_rejects (it raised NameError before: `Table` was not imported)."""
+    import duckdb
+
+    from warehouse.home import Home
+
+    home = Home(tmp_path / "home").ensure()
+    con = duckdb.connect(str(home.ledger_db))
+    con.execute("create schema audit")
+    con.execute("create table audit.dq_rejects (source_family varchar, file_name varchar, line bigint, rule varchar,"
+                " column_name varchar, value varchar, message varchar)")
+    con.execute("insert into audit.dq_rejects values ('usage', 'dcgm.csv', 7, 'invalid_timestamp', 'timestamp',"
+                " 'yesterday', 'not a timestamp'), ('prices', 'p.csv', 2, 'zero_price', 'price', '0', 'zero')")
+    con.close()
+    result = runner.invoke(app, ["rejects", "--home", str(home.root)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "2 rejects" in result.output and "invalid_timestamp" in result.output and "zero_price" in result.output
+    only = runner.invoke(app, ["rejects", "--home", str(home.root), "--source", "usage"], env={"COLUMNS": "200"})
+    assert "1 rejects" in only.output and "zero_price" not in only.output

@@ -184,7 +184,10 @@ def test_the_run_is_recorded_in_the_homes_dagster_instance(sample_run: dict) -> 
     """`dagster dev` on HOME/dagster (make dev) sees the CLI's run, its materializations and checks."""
     import dagster as dg
 
+    from pipelines.dagster_storage import PooledSqliteEventLogStorage
+
     with dg.DagsterInstance.local_temp(tempdir=str(sample_run["home"] / "dagster")) as instance:
+        assert isinstance(instance.event_log_storage, PooledSqliteEventLogStorage)  # HOME/dagster/dagster.yaml
         run = instance.get_run_by_id(sample_run["run_id"])
         assert run is not None and run.status == dg.DagsterRunStatus.SUCCESS and run.job_name == "nightly"
         published = instance.get_latest_materialization_event(dg.AssetKey(["serving", "publication"]))

@@ -1,0 +1,102 @@
+"""The home's Dagster event log: Dagster's run-sharded SQLite storage, with its engines kept open.
+
+Dagster's `SqliteEventLogStorage` creates a SQLAlchemy engine, opens the SQLite file, commits and
+disposes the engine for every single event, and asset and check events are written twice (run
+shard + index shard). A sample refresh stores ~1,500 events (a planned event per asset at run
+start, a materialization per dbt model, a check evaluation per dbt test): profiled with py-spy,
+that bookkeeping was a third of the refresh's wall time (issue 23). This subclass keeps one engine
+per shard for the life of the process (a small LRU, so a long-lived `dagster dev` daemon does not
+hold a file handle per run ever seen); every event is still committed to disk as it happens, in the
+same files and schema, so `dagster dev` on the home (HOME/dagster/dagster.yaml) reads them as usual.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
+    SQLITE_BUSY_TIMEOUT_SECONDS,
+    SqliteEventLogStorage,
+)
+from dagster._core.storage.sql import create_engine
+from sqlalchemy.engine import Connection, Engine
+
+MAX_OPEN_SHARDS = 8  # the index shard and the runs in flight; older run shards are closed
+
+INSTANCE_YAML = """\
+# Written by gpu-ledger (pipelines/dagster_storage.py): the home's Dagster instance, used by
+# `gpu-ledger run` and by `make dev` (DAGSTER_HOME=HOME/dagster). Dagster's SQLite event log with
+# its engines kept open per shard (one engine per event was a third of a refresh's time).
+event_log_storage:
+  module: pipelines.dagster_storage
+  class: PooledSqliteEventLogStorage
+  config:
+    base_dir: {base_dir}
+"""
+
+
+class PooledSqliteEventLogStorage(SqliteEventLogStorage):
+    """`SqliteEventLogStorage` that reuses one engine per shard instead of one per event."""
+
+    def __init__(self, base_dir: str, inst_data: Any = None) -> None:
+        self._engines: OrderedDict[str, Engine] = OrderedDict()
+        super().__init__(base_dir, inst_data=inst_data)
+
+    @classmethod
+    def from_config_value(cls, inst_data: Any, config_value: dict[str, Any]) -> PooledSqliteEventLogStorage:
+        return cls(inst_data=inst_data, **config_value)
+
+    def _engine(self, shard: str) -> Engine:
+        engine = self._engines.get(shard)
+        if engine is not None:
+            self._engines.move_to_end(shard)
+            return engine
+        engine = create_engine(self.conn_string_for_shard(shard),
+                               connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
+        if shard not in self._initialized_dbs:
+            self._initdb(engine)
+            self._initialized_dbs.add(shard)
+        self._engines[shard] = engine
+        while len(self._engines) > MAX_OPEN_SHARDS:
+            self._engines.popitem(last=False)[1].dispose()
+        return engine
+
+    @contextmanager
+    def _connect(self, shard: str) -> Iterator[Connection]:
+        with self._db_lock:
+            with self._engine(shard).connect() as conn:
+                with conn.begin():
+                    yield conn
+
+    def _close_engines(self) -> None:
+        with self._db_lock:
+            while self._engines:
+                self._engines.popitem()[1].dispose()
+
+    def delete_events(self, run_id: str) -> None:
+        self._close_engines()  # the run's shard file is removed: no engine may keep it open
+        super().delete_events(run_id)
+
+    def wipe(self) -> None:
+        self._close_engines()
+        super().wipe()
+
+    def dispose(self) -> None:
+        self._close_engines()
+        super().dispose()
+
+
+def write_instance_yaml(instance_dir: Path) -> Path:
+    """HOME/dagster/dagster.yaml naming this storage (rewritten when its text changed)."""
+    path = instance_dir / "dagster.yaml"
+    text = INSTANCE_YAML.format(base_dir=str(instance_dir / "history" / "runs"))  # Dagster's default place
+    if not path.exists() or path.read_text() != text:
+        instance_dir.mkdir(parents=True, exist_ok=True)
+        part = path.with_name(".dagster.yaml.part")
+        part.write_text(text)
+        part.replace(path)
+    return path

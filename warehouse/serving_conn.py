@@ -1,0 +1,65 @@
+"""Connections to the published copy (serving.duckdb): one per query, or one per `reading` block.
+
+A query normally opens a short-lived read-only connection and closes it, so a refresh can rename a
+new publication into place at any time. A batch reader that runs many queries in a row (the team
+reports: ~140 per refresh) wraps them in `reading(path)`: one connection for the block, in that
+thread / context only. Opening the publication costs ~30 ms (its catalog), which was most of a
+report's time (issue 23).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+
+class NotPublished(LookupError):
+    """A table or column the caller needs is not (yet) in the publication."""
+
+
+# (path, connection) of the enclosing `reading()` block in this thread / context, if any.
+_READING: ContextVar[tuple[str, duckdb.DuckDBPyConnection] | None] = ContextVar("serving_reading", default=None)
+
+
+@contextmanager
+def reading(path: Path) -> Iterator[None]:
+    """Within the block, every `query` on `path` from this thread shares one read-only connection.
+
+    The block sees the publication that was in place when it started, even if a refresh renames a
+    new one into place meanwhile (a report is written from one publication, never from two).
+    """
+    if not Path(path).exists():
+        raise NotPublished(f"nothing is published yet ({path})")
+    con = duckdb.connect(str(path), read_only=True)
+    token = _READING.set((str(path), con))
+    try:
+        yield
+    finally:
+        _READING.reset(token)
+        con.close()
+
+
+def query(path: Path, sql: str, params: list[Any] | None = None) -> pd.DataFrame:
+    """Run one query on a read-only connection (fresh, or the enclosing `reading` block's);
+    DECIMAL columns come back as Decimal."""
+    shared = _READING.get()
+    if shared is not None and shared[0] == str(path):
+        return _frame(shared[1], sql, params)
+    if not Path(path).exists():
+        raise NotPublished(f"nothing is published yet ({path})")
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return _frame(con, sql, params)
+    finally:
+        con.close()
+
+
+def _frame(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None) -> pd.DataFrame:
+    # Integers with nulls stay Python ints (not floats): counts such as gpu_count must not print as 2.0.
+    return con.execute(sql, params or []).to_arrow_table().to_pandas(integer_object_nulls=True)
