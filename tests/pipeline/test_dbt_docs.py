@@ -41,3 +41,42 @@ def test_dbt_artifacts_live_in_the_home_not_the_repo(sample_run: dict) -> None:
     results = json.loads((target / "run_results.json").read_text())["results"]
     assert any(r["unique_id"].startswith("model.") for r in results)
     assert not any(r["unique_id"].startswith("unit_test.") for r in results)  # left to the test suite
+
+
+@pytest.mark.e2e
+def test_docs_are_rebuilt_only_when_manifest_or_schema_changed(sample_run: dict, tmp_path) -> None:
+    """A refresh that changes neither the dbt project nor the warehouse schema keeps the site on disk
+    (issue 23); a new column makes the next refresh regenerate it, and the catalog shows the column."""
+    import shutil
+
+    import duckdb
+
+    assert sample_run["ok"], sample_run["reason"]
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in ("ledger.duckdb",):
+        shutil.copy(sample_run["home"] / name, home / name)
+    for folder in ("dbt-docs", "dbt-target"):
+        shutil.copytree(sample_run["home"] / folder, home / folder)
+    assert (home / "dbt-docs" / docs.INPUTS_FILE).read_text().strip() == docs.docs_inputs_key(home / "ledger.duckdb")
+    before = (home / "dbt-docs" / "catalog.json").stat().st_mtime_ns
+
+    def materialize() -> dict:
+        result = dg.materialize([dbt_docs], resources={"ledger": LedgerResource(home=str(home))})
+        assert result.success
+        (mat,) = result.get_asset_materialization_events()
+        return {k: v.value for k, v in mat.materialization.metadata.items()}
+
+    same = materialize()
+    assert same["generated"] is False and same["up_to_date"] is True and same["message"].startswith("unchanged")
+    assert (home / "dbt-docs" / "catalog.json").stat().st_mtime_ns == before
+
+    con = duckdb.connect(str(home / "ledger.duckdb"))
+    con.execute("alter table marts.fct_chargeback_monthly add column x_note varchar")
+    con.close()
+    changed = materialize()
+    assert changed["generated"] is True, changed["message"]
+    catalog = json.loads((home / "dbt-docs" / "catalog.json").read_text())
+    node = next(v for k, v in catalog["nodes"].items() if k.endswith(".fct_chargeback_monthly"))
+    assert "x_note" in {c.lower() for c in node["columns"]}
+    assert materialize()["generated"] is False  # and now it is current again

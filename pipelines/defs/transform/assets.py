@@ -21,6 +21,7 @@ from pipelines.engines import ENGINES, prepare_engine, publish_engine_marts
 from pipelines.profile import DBT_NODE_SECONDS, dbt_node_seconds
 from pipelines.resources import LedgerResource
 from warehouse.audit import record_check
+from warehouse.expectations.runner import prewarm as prewarm_great_expectations
 
 
 class LedgerTranslator(DagsterDbtTranslator):
@@ -122,6 +123,7 @@ def ledger_dbt_assets(
     # The resource decides where the ledger lives; dbt's profile reads it as a var (never os.environ).
     dbt_vars = prepare_engine(config.engine, ledger.home_dir, ledger.db_path)
     context.log.info(f"{config.engine}: dbt vars {dbt_vars}")
+    prewarm_great_expectations()  # its import overlaps the build; the suites run right after it
     target = ledger.paths.dbt_target
     target.mkdir(parents=True, exist_ok=True)
     (target / "run_results.json").unlink(missing_ok=True)  # never read a previous run's results
