@@ -101,8 +101,10 @@ def child(home: Path, inputs: Path) -> None:
         profile = json.loads((home / "last_refresh.json").read_text()).get("profile", {})
     except (OSError, ValueError):
         profile = {}
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    largest_child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(json.dumps({"ok": ok, "reason": reason, "seconds": seconds, "cpu_s": cpu, "peak_rss_mb": peak_rss_mb(),
-                      "profile": profile}))
+                      "rss_own_mb": own, "rss_child_mb": largest_child, "profile": profile}))
 
 
 def cpu_seconds() -> float:
@@ -195,7 +197,8 @@ def bench_fleet(base: Path, gpus: int, days: int, teams: int, seed: int, hold_ba
            "raw_cpu_s": raw_cpu, "refresh_cpu_s": r["cpu_s"],
            "peak_rss_mb": r["peak_rss_mb"], "ok": r["ok"], "reason": r["reason"], "per_family": per_family,
            "inputs": inputs, "held": held}
-    print(f"{name} refresh: {r['seconds']:.1f} s ({r['cpu_s']:.1f} CPU s), peak RSS {r['peak_rss_mb']:,.0f} MB, "
+    print(f"{name} refresh: {r['seconds']:.1f} s ({r['cpu_s']:.1f} CPU s), peak RSS {r['peak_rss_mb']:,.0f} MB "
+          f"(refresh process {r.get('rss_own_mb', float('nan')):,.0f}, largest subprocess {r.get('rss_child_mb', float('nan')):,.0f}), "
           f"{'published' if r['ok'] else 'FAILED: ' + r['reason']}; load average after {load_average()}", flush=True)
     stages = r.get("profile", {}).get("stages_s", {})
     if stages:
