@@ -1,0 +1,38 @@
+"""perf/bench_refresh.py helpers: the --sizes parser and the --next-day hold-back of the last day."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+SPEC = importlib.util.spec_from_file_location(
+    "bench_refresh", Path(__file__).resolve().parents[2] / "perf" / "bench_refresh.py")
+bench = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(bench)
+
+
+def test_parse_sizes() -> None:
+    assert bench.parse_sizes("64x7,256x30") == [(64, 7), (256, 30)]
+    assert bench.parse_sizes(" 1000X30 ") == [(1000, 30)]
+    with pytest.raises(argparse.ArgumentTypeError):
+        bench.parse_sizes("64x7,x3")
+
+
+def test_hold_back_last_day(tmp_path: Path) -> None:
+    inputs = tmp_path / "inputs"
+    names = ["usage/dcgm_2025-04-01.csv", "usage/dcgm_2025-04-02.csv", "usage/sacct_2025-04-02.txt",
+             "api_spend/litellm_spend_logs_2025-04-02.csv", "api_spend/litellm_spend_logs_2025-04-01.csv",
+             "billing/focus_2025-04.csv", "usage/dcgm_notes_2025-04-02.md", ".done"]
+    for name in names:
+        (inputs / name).parent.mkdir(parents=True, exist_ok=True)
+        (inputs / name).write_text(name)
+    held = bench.hold_back_last_day(inputs, tmp_path / "view")
+    assert sorted(p.relative_to(inputs).as_posix() for p in held) == [
+        "api_spend/litellm_spend_logs_2025-04-02.csv", "usage/dcgm_2025-04-02.csv", "usage/sacct_2025-04-02.txt"]
+    view = sorted(p.relative_to(tmp_path / "view").as_posix() for p in (tmp_path / "view").rglob("*") if p.is_file())
+    assert view == ["api_spend/litellm_spend_logs_2025-04-01.csv", "billing/focus_2025-04.csv",
+                    "usage/dcgm_2025-04-01.csv", "usage/dcgm_notes_2025-04-02.md"]
+    assert (tmp_path / "view" / "billing" / "focus_2025-04.csv").read_text() == "billing/focus_2025-04.csv"
