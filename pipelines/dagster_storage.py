@@ -6,8 +6,12 @@ shard + index shard). A sample refresh stores ~1,500 events (a planned event per
 start, a materialization per dbt model, a check evaluation per dbt test): profiled with py-spy,
 that bookkeeping was a third of the refresh's wall time (issue 23). This subclass keeps one engine
 per shard for the life of the process (a small LRU, so a long-lived `dagster dev` daemon does not
-hold a file handle per run ever seen); every event is still committed to disk as it happens, in the
-same files and schema, so `dagster dev` on the home (HOME/dagster/dagster.yaml) reads them as usual.
+hold a file handle per run ever seen), remembers which tables exist instead of opening a fresh
+engine to ask before every check event, and opens the files in SQLite's WAL mode with
+synchronous=NORMAL: a commit appends to the log instead of rewriting and syncing a rollback
+journal (a power cut may lose the last events, never corrupt the file; the run's outcome is also
+in HOME/last_refresh.json). Every event is still committed as it happens, in the same files and
+schema, so `dagster dev` on the home (HOME/dagster/dagster.yaml) reads them as usual.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
     SqliteEventLogStorage,
 )
 from dagster._core.storage.sql import create_engine
+from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
 MAX_OPEN_SHARDS = 8  # the index shard and the runs in flight; older run shards are closed
@@ -44,6 +49,7 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
 
     def __init__(self, base_dir: str, inst_data: Any = None) -> None:
         self._engines: OrderedDict[str, Engine] = OrderedDict()
+        self._tables: set[str] = set()
         super().__init__(base_dir, inst_data=inst_data)
 
     @classmethod
@@ -57,6 +63,7 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
             return engine
         engine = create_engine(self.conn_string_for_shard(shard),
                                connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
+        event.listen(engine, "connect", _wal)
         if shard not in self._initialized_dbs:
             self._initdb(engine)
             self._initialized_dbs.add(shard)
@@ -72,8 +79,15 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
                 with conn.begin():
                     yield conn
 
+    def has_table(self, table_name: str) -> bool:
+        # Asked before every asset check event; a table, once there, stays (wipe() forgets them).
+        if table_name not in self._tables and super().has_table(table_name):
+            self._tables.add(table_name)
+        return table_name in self._tables
+
     def _close_engines(self) -> None:
         with self._db_lock:
+            self._tables.clear()
             while self._engines:
                 self._engines.popitem()[1].dispose()
 
@@ -88,6 +102,13 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
     def dispose(self) -> None:
         self._close_engines()
         super().dispose()
+
+
+def _wal(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
 
 
 def write_instance_yaml(instance_dir: Path) -> Path:

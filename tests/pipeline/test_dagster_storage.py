@@ -44,6 +44,10 @@ def test_events_land_in_dagsters_own_files_and_engines_stay_bounded(tmp_path: Pa
         assert events == ours[run]
         assert dg.DagsterEventType.ASSET_MATERIALIZATION in events
         assert dg.DagsterEventType.ASSET_CHECK_EVALUATION in events
+    import sqlite3
+
+    for shard in (instance_dir / "history" / "runs").glob("*.db"):  # WAL: a commit appends to the log
+        assert sqlite3.connect(shard).execute("pragma journal_mode").fetchone()[0] == "wal", shard
     latest = stock.get_latest_materialization_events([dg.AssetKey("tiny")])[dg.AssetKey("tiny")]
     assert latest is not None and latest.run_id == runs[-1]  # the cross-run index shard too
 
