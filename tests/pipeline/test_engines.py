@@ -14,19 +14,20 @@ from pipelines.engines import prepare_engine, publish_engine_marts
 
 def test_duckdb_is_the_default_and_builds_in_the_ledger() -> None:
     # dbt unit tests (SQL logic on literal rows) are left to the test suite unless asked for.
-    assert dbt_build_args(DbtBuildConfig()) == ["build", "--exclude-resource-type", "unit_test"]
-    assert dbt_build_args(DbtBuildConfig(unit_tests=True)) == ["build"]
+    assert dbt_build_args(DbtBuildConfig()) == ["build", "--log-level-file", "none",
+                                                 "--exclude-resource-type", "unit_test"]
+    assert dbt_build_args(DbtBuildConfig(unit_tests=True)) == ["build", "--log-level-file", "none"]
     # The ledger path reaches dbt's profile as a var, merged with a backfill window.
     args = dbt_build_args(DbtBuildConfig(backfill_from="2025-04-01", backfill_to="2025-04-02"),
                           {"ledger_db": "/h/ledger.duckdb"})
-    assert args == ["build", "--exclude-resource-type", "unit_test",
+    assert args == ["build", "--log-level-file", "none", "--exclude-resource-type", "unit_test",
                     "--vars", '{"backfill_from": "2025-04-01", "backfill_to": "2025-04-02", '
                               '"ledger_db": "/h/ledger.duckdb"}']
 
 
 def test_spark_builds_on_the_spark_target_without_unit_tests() -> None:
     args = dbt_build_args(DbtBuildConfig(engine="spark", full_refresh=True, unit_tests=True))
-    assert args[:5] == ["build", "--target", "spark", "--exclude-resource-type", "unit_test"]
+    assert args[:7] == ["build", "--log-level-file", "none", "--target", "spark", "--exclude-resource-type", "unit_test"]
     assert "--full-refresh" in args
 
 

@@ -71,6 +71,7 @@ def gx_suites(context: dg.AssetCheckExecutionContext, ledger: LedgerResource) ->
         con.close()
     writer = ledger.connect()
     try:
+        writer.execute("begin transaction")  # one commit for every suite's outcome
         for suite, _, status, failures, meta in outcomes:
             detail = "; ".join(failures) or "all expectations met"
             if meta.get("sampled", "").startswith("using sample"):
@@ -78,6 +79,7 @@ def gx_suites(context: dg.AssetCheckExecutionContext, ledger: LedgerResource) ->
             # Each unmet expectation is one "failing row" of the suite: the page lists them one by one.
             record_check(writer, context.op_execution_context.run_id, suite.check_name, suite.target,
                          suite.severity, status, detail, failures[:20])
+        writer.execute("commit")
     finally:
         writer.close()
     for suite, passed, _, failures, meta in outcomes:
