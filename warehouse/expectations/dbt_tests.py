@@ -1,7 +1,8 @@
 """Which GX expectations restate a dbt test: the rule, applied to the dbt manifest.
 
 dbt's generic tests (`unique_combination`, `accepted_values`, `currency_is_known`, `value_between`,
-`greater_than_zero`, and `column_constraints`, which checks the `not_null` / `unique` constraints the
+`greater_than_zero`, and `column_constraints`, which checks the `not_null` / `unique` constraints and
+the model-level unique keys the
 columns declare) already guard the marts inside
 `dbt build`, where an error-severity failure withholds the publication. A GX mart expectation that
 says the same thing about the same model and column only doubles the work and the places to edit,
@@ -76,7 +77,7 @@ def dbt_tests(manifest: dict[str, Any], schema: str, model: str) -> list[DbtTest
             continue
         severity = str(config.get("severity", "error")).lower()
         if meta["name"] == "column_constraints":  # its own fail_calc counts offending rows
-            out += [DbtTest(uid, kind, (col,), {}, severity) for kind, col in constrained[n["attached_node"]]]
+            out += [DbtTest(uid, kind, cols, {}, severity) for kind, cols in constrained[n["attached_node"]]]
             continue
         if str(config.get("fail_calc", "count(*)")).replace(" ", "") != "count(*)":
             continue
@@ -88,14 +89,19 @@ def dbt_tests(manifest: dict[str, Any], schema: str, model: str) -> list[DbtTest
     return out
 
 
-def _constraint_tests(manifest: dict[str, Any], node_ids: set[str]) -> dict[str, list[tuple[str, str]]]:
-    """node id -> (constraint type, column) for every not_null / unique constraint its columns declare."""
-    out: dict[str, list[tuple[str, str]]] = {uid: [] for uid in node_ids}
+def _constraint_tests(manifest: dict[str, Any], node_ids: set[str]) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
+    """node id -> (test kind, columns) for each constraint the `column_constraints` test checks: a
+    column's not_null / unique, and a model-level unique key (what `unique_combination` checked)."""
+    out: dict[str, list[tuple[str, tuple[str, ...]]]] = {uid: [] for uid in node_ids}
     for uid in node_ids:
-        for col in manifest["nodes"][uid].get("columns", {}).values():
+        node = manifest["nodes"][uid]
+        for col in node.get("columns", {}).values():
             for constraint in col.get("constraints") or ():
                 if constraint.get("type") in CONSTRAINT_TESTS:
-                    out[uid].append((constraint["type"], _col(col["name"])))
+                    out[uid].append((constraint["type"], (_col(col["name"]),)))
+        for constraint in node.get("constraints") or ():
+            if constraint.get("type") == "unique" and constraint.get("columns"):
+                out[uid].append(("unique_combination", tuple(_col(c) for c in constraint["columns"])))
     return out
 
 
