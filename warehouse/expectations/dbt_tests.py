@@ -1,10 +1,8 @@
 """Which GX expectations restate a dbt test: the rule, applied to the dbt manifest.
 
 dbt's generic tests (`unique_combination`, `accepted_values`, `currency_is_known`, `value_between`,
-`greater_than_zero`, and `column_constraints`, which checks the `not_null` / `unique` constraints and
-the model-level unique keys the
-columns declare) already guard the marts inside
-`dbt build`, where an error-severity failure withholds the publication. A GX mart expectation that
+`greater_than_zero`, and `column_constraints`, which checks the columns' `not_null` / `unique`
+constraints and the model-level unique keys) already guard the marts inside `dbt build`, where an error-severity failure withholds the publication. A GX mart expectation that
 says the same thing about the same model and column only doubles the work and the places to edit,
 so the mart suites keep what dbt does not test; tests/quality asserts that none of them is
 `covered` by a dbt test (re-adding one fails that test).
