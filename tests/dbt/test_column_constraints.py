@@ -35,7 +35,7 @@ def test_every_declared_constraint_is_checked(manifest: dict) -> None:
                 declared.setdefault(uid, []).append(f"{col['name']}:{constraint['type']}")
         for constraint in node.get("constraints") or ():  # model-level unique keys
             declared.setdefault(uid, []).append(f"({', '.join(constraint['columns'])}):{constraint['type']}")
-    assert sum(len(v) for v in declared.values()) >= 360  # 327 column constraints + 37 unique keys
+    assert sum(len(v) for v in declared.values()) >= 350  # ~324 column constraints + 37 unique keys
     unchecked = sorted(uid for uid in declared if uid not in checked)
     assert not unchecked, f"constraints declared but no column_constraints test: {unchecked}"
     # no constraint type the test does not know (the macro refuses them at compile time too)

@@ -8,8 +8,6 @@ with source as (
 
 final as (
     select
-        md5(concat_ws('|', _file_hash, {{ ts_text('sampled_at') }}, host, gpu_index, gpu_uuid,
-                      mig_instance_id, namespace, pod, container)) as sample_key,
         sampled_at,
         nullif(trim(host), '') as host,
         gpu_index,
