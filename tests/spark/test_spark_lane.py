@@ -8,11 +8,13 @@ Spark (`gpu-ledger run --engine spark`). Needs Java 17 (scripts/ensure_java.sh) 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from pipelines.dbt_project import require_manifest
 from tests import prefetch
 from tests.compare import compare_marts, describe
 from tests.conftest import SAMPLES, copy_home
@@ -86,7 +88,9 @@ def test_spark_run_ran_its_checks(spark_run: dict) -> None:
         duck_warned = {r[0] for r in duck.execute("select check_name from check_results where status = 'warn'").fetchall()}
     finally:
         duck.close()
-    assert by_kind.get("dbt", 0) > 300, by_kind
+    data_tests = sum(1 for n in json.loads(require_manifest().read_text())["nodes"].values()
+                     if n["resource_type"] == "test")
+    assert data_tests > 200 and by_kind.get("dbt", 0) == data_tests, (by_kind, data_tests)  # every dbt test ran
     assert by_kind.get("gx", 0) > 20, by_kind
     assert failed == 0
     # Same data, same findings: Spark warns exactly where DuckDB warns (and the samples do warn).
