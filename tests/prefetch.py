@@ -47,12 +47,6 @@ JOBS: dict[str, tuple[str, tuple[str, ...], float]] = {
     "incremental": ("tests.pipeline.test_incremental:build_refreshes", (), 3),
     "secret_run": ("tests.security.test_secrets:build_secret_run", (), 1),
     "spark_run": ("tests.spark.test_spark_lane:build_spark_run", ("sample_run",), 3),
-    "chargeback_basis": ("tests.dbt.test_chargeback_basis:build_home", (), 1),
-    "anomalies": ("tests.dbt.test_anomalies:build_home", (), 1),
-    "showback_bridge": ("tests.dbt.test_showback_bridge:build_showback_home", (), 1),
-    "golden": ("tests.dbt.test_golden_ledger:build_golden", (), 1),
-    "unpriced": ("tests.dbt.test_unpriced_usage:build_unpriced", (), 1),
-    "focus_export": ("tests.pipeline.test_focus_export:build_focus_export", (), 1),
 }
 
 # Fixture name -> job; a test that (transitively) uses one of these fixtures needs that job.
@@ -69,12 +63,6 @@ FIXTURES: dict[str, str] = {
     "refreshes": "incremental",
     "secret_run": "secret_run",
     "spark_run": "spark_run",
-    "chargeback_basis_run": "chargeback_basis",
-    "anomalies_run": "anomalies",
-    "showback_bridge_run": "showback_bridge",
-    "golden_run": "golden",
-    "unpriced_run": "unpriced",
-    "focus_export_run": "focus_export",
 }
 
 
