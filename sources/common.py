@@ -119,11 +119,7 @@ def head_text(head: bytes) -> str:
 def csv_lines_after_rejects(rows: int, rejected: list[int]) -> np.ndarray:
     """File line of each row a CSV reader kept: index + 2 (header = line 1), plus the rejected
     lines (sorted file line numbers) before it. Vectorised: fast readers keep good rows only."""
-    lines = np.arange(2, rows + 2, dtype=np.int64)
-    if rejected:
-        thresholds = np.array([line - i for i, line in enumerate(rejected)], dtype=np.int64)
-        lines += np.searchsorted(thresholds, lines, side="right")
-    return lines
+    return provisional_to_file_lines(np.arange(2, rows + 2, dtype=np.int64), rejected)
 
 
 def provisional_to_file_lines(provisional: np.ndarray, rejected: list[int]) -> np.ndarray:

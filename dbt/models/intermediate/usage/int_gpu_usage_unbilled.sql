@@ -45,33 +45,41 @@ sites as (
 
 -- A usage hour is bill-covered when a GPU bill line running in that hour names its host (ResourceName,
 -- ResourceId, or the last segment of a path-like ResourceId) or is tagged to its workload and GPU
--- model. Four equi-joins, unioned: one join with the four conditions OR'ed was a range join whose
--- cost grew with GPU-hours x bill lines (17.4 s -> 1.5 s at 256 GPUs x 30 days, same rows; issue 23).
+-- model. Both sides are turned into (kind, key) rows and meet in one equi-join; one join with the
+-- conditions OR'ed was a range join whose cost grew with GPU-hours x bill lines (17.4 s -> 1.5 s at
+-- 256 GPUs x 30 days, same rows; issue 23).
 bill_keys as (
-    select resource_name as host_key, cast(null as string) as workload_id, cast(null as string) as gpu_model,
-           ChargePeriodStart, ChargePeriodEnd
+    select 'host' as kind, resource_name as k1, '' as k2, ChargePeriodStart, ChargePeriodEnd
     from bill_lines where resource_name is not null
     union all
-    select resource_id, null, null, ChargePeriodStart, ChargePeriodEnd
+    select 'host', resource_id, '', ChargePeriodStart, ChargePeriodEnd
     from bill_lines where resource_id is not null
     union all
-    -- `like '%/' || host`: the part after the last '/' (a host has no '/' of its own)
-    select regexp_extract(resource_id, '/([^/]*)$', 1), null, null, ChargePeriodStart, ChargePeriodEnd
+    -- `like '%/' || host`: the part after the last '/' (for a host without a '/' of its own)
+    select 'host', regexp_extract(resource_id, '/([^/]*)$', 1), '', ChargePeriodStart, ChargePeriodEnd
     from bill_lines where resource_id like '%/%'
     union all
-    select null, x_workload_id, x_gpu_model, ChargePeriodStart, ChargePeriodEnd
+    select 'workload', x_workload_id, x_gpu_model, ChargePeriodStart, ChargePeriodEnd
     from bill_lines where x_workload_id is not null
 ),
 
+usage_keys as (
+    select gpu_key, allocation_key, hour_start, 'host' as kind, lower(host) as k1, '' as k2
+    from usage where host is not null and instr(host, '/') = 0
+    union all
+    select gpu_key, allocation_key, hour_start, 'workload', workload_id, gpu_model
+    from usage where workload_id is not null and gpu_model is not null
+),
+
 bill_covered as (
-    select distinct usage.gpu_key, usage.allocation_key, usage.hour_start
-    from usage
+    select distinct usage_keys.gpu_key, usage_keys.allocation_key, usage_keys.hour_start
+    from usage_keys
     inner join bill_keys
-        on bill_keys.host_key = lower(usage.host)
-        and bill_keys.ChargePeriodStart < usage.hour_start + interval 1 hour
-        and bill_keys.ChargePeriodEnd > usage.hour_start
-    where usage.host is not null and instr(usage.host, '/') = 0
+        on bill_keys.kind = usage_keys.kind and bill_keys.k1 = usage_keys.k1 and bill_keys.k2 = usage_keys.k2
+        and bill_keys.ChargePeriodStart < usage_keys.hour_start + interval 1 hour
+        and bill_keys.ChargePeriodEnd > usage_keys.hour_start
     union
+    -- rare: a host with a '/' of its own keeps the general match
     select distinct usage.gpu_key, usage.allocation_key, usage.hour_start
     from usage
     inner join bill_lines
@@ -79,16 +87,7 @@ bill_covered as (
             or bill_lines.resource_id like '%/' || lower(usage.host))
         and bill_lines.ChargePeriodStart < usage.hour_start + interval 1 hour
         and bill_lines.ChargePeriodEnd > usage.hour_start
-    where instr(usage.host, '/') > 0  -- rare: a host with a '/' keeps the general match
-    union
-    select distinct usage.gpu_key, usage.allocation_key, usage.hour_start
-    from usage
-    inner join bill_keys
-        on bill_keys.workload_id = usage.workload_id
-        and bill_keys.gpu_model = usage.gpu_model
-        and bill_keys.ChargePeriodStart < usage.hour_start + interval 1 hour
-        and bill_keys.ChargePeriodEnd > usage.hour_start
-    where usage.workload_id is not null
+    where instr(usage.host, '/') > 0
 ),
 
 run_covered as (
