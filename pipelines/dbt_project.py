@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from dagster_dbt import DbtProject
 
+from pipelines.dbt_entry import DBT_LEDGER_VARS
 from warehouse.home import DBT_DIR
 
 ledger_dbt = DbtProject(project_dir=DBT_DIR, profiles_dir=DBT_DIR)
@@ -18,6 +20,17 @@ def dbt_executable() -> str:
     """The dbt entry point of the running virtual environment."""
     candidate = Path(sys.executable).parent / "dbt"
     return str(candidate) if candidate.exists() else "dbt"
+
+
+def ledger_dbt_executable() -> str:
+    """`gpu-ledger-dbt`: dbt started inside a warehouse home (`pipelines/dbt_entry.py` says why)."""
+    candidate = Path(sys.executable).parent / "gpu-ledger-dbt"
+    return str(candidate) if candidate.exists() else "gpu-ledger-dbt"
+
+
+# Written next to the parse: the vars it was parsed with. The partial-parse state the pipeline copies
+# into every new home is only reused by dbt when these equal the vars of the home's own commands.
+_PARSE_VARS_FILE = ".gpu-ledger-parse-vars.json"
 
 
 def _project_mtime() -> float:
@@ -36,14 +49,21 @@ def parse_manifest(force: bool = False) -> Path:
     its dbt assets from this manifest when `pipelines.definitions` is imported.
     """
     manifest = ledger_dbt.manifest_path
-    if force or not manifest.exists() or manifest.stat().st_mtime < _project_mtime():
+    parse_vars = json.dumps(DBT_LEDGER_VARS, sort_keys=True)
+    stamp = manifest.parent / _PARSE_VARS_FILE
+    stale = not manifest.exists() or manifest.stat().st_mtime < _project_mtime() \
+        or not stamp.is_file() or stamp.read_text() != parse_vars
+    if force or stale:
         env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+        # With the pipeline's vars, so that this parse's partial_parse.msgpack serves every home.
         done = subprocess.run(
-            [dbt_executable(), "parse", "--quiet", "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR)],
+            [dbt_executable(), "parse", "--quiet", "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR),
+             "--vars", parse_vars],
             cwd=DBT_DIR, env=env, capture_output=True, text=True,
         )
         if done.returncode != 0:
             raise RuntimeError(f"dbt parse failed:\n{done.stdout}\n{done.stderr}")
+        stamp.write_text(parse_vars)
     return manifest
 
 

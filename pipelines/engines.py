@@ -11,6 +11,7 @@ from the warehouse home (`warehouse.home.Home`) and reach dbt as vars, never thr
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -21,17 +22,22 @@ ENGINES = ("duckdb", "spark")
 
 
 def prepare_engine(engine: str, home: Path, db_path: Path) -> dict[str, str]:
-    """Get the engine ready for `dbt build`; returns the dbt vars its profile and sources read."""
+    """Get the engine ready for `dbt build`; returns the dbt vars its profile and sources read.
+
+    dbt runs inside the home (`gpu-ledger-dbt --in HOME`), so the ledger is given relative to it:
+    the same vars in every home keep dbt's parse reusable (pipelines/dbt_entry.py).
+    """
     paths = Home(home)
+    ledger = os.path.relpath(db_path, home)
     if engine == "duckdb":
-        return {"ledger_db": str(db_path)}
+        return {"ledger_db": ledger}
     if engine != "spark":
         raise ValueError(f"unknown engine {engine!r}; expected one of {ENGINES}")
     export_sources(db_path, paths.lake)
     # Session mode keeps its catalog in memory: every build starts from an empty warehouse.
     shutil.rmtree(paths.spark / "warehouse", ignore_errors=True)
     paths.spark.mkdir(parents=True, exist_ok=True)
-    return {"ledger_db": str(db_path), "lake_dir": str(paths.lake), "spark_dir": str(paths.spark)}
+    return {"ledger_db": ledger, "lake_dir": str(paths.lake), "spark_dir": str(paths.spark)}
 
 
 def publish_engine_marts(engine: str, home: Path, db_path: Path) -> dict[str, int]:

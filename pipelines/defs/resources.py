@@ -10,7 +10,7 @@ import dagster as dg
 from dagster_dbt import DbtCliResource
 from packaging import version
 
-from pipelines.dbt_project import dbt_executable, ledger_dbt
+from pipelines.dbt_project import ledger_dbt, ledger_dbt_executable
 from pipelines.resources import LedgerResource
 
 
@@ -18,8 +18,8 @@ class LedgerDbtCli(DbtCliResource):
     """dagster-dbt's CLI resource without two start-up costs this project does not use (issue 23).
 
     - dagster-dbt learns the dbt version by running `dbt --version` in a subprocess (~3 s of imports
-      on this machine); dbt-core is installed in this very environment (`dbt_executable()`), so its
-      package version is the answer.
+      on this machine); dbt-core is installed in this very environment (its entry point here is
+      `gpu-ledger-dbt`, dbt started inside the home), so its package version is the answer.
     - Before each invocation it builds a dbt adapter in the Dagster process (~1.6 s: dbt config,
       adapter registration, macro parsing). That adapter only serves `fetch_row_counts()` and
       `fetch_column_metadata()`, which `ledger_dbt_assets` does not call; without it both degrade to
@@ -38,7 +38,7 @@ defs = dg.Definitions(
     resources={
         "ledger": LedgerResource(),
         "dbt": LedgerDbtCli(
-            project_dir=ledger_dbt, profiles_dir=str(ledger_dbt.profiles_dir), dbt_executable=dbt_executable()
+            project_dir=ledger_dbt, profiles_dir=str(ledger_dbt.profiles_dir), dbt_executable=ledger_dbt_executable()
         ),
     },
 )

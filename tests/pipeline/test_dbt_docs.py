@@ -21,7 +21,7 @@ def test_sample_run_writes_dbt_docs(sample_run: dict) -> None:
 
 
 def test_docs_failure_is_metadata_not_a_failed_run(tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(docs, "dbt_executable", lambda: str(tmp_path / "no-such-dbt"))
+    monkeypatch.setattr(docs, "ledger_dbt_executable", lambda: str(tmp_path / "no-such-dbt"))
     result = dg.materialize([dbt_docs], resources={"ledger": LedgerResource(home=str(tmp_path))})
     assert result.success
     (mat,) = result.get_asset_materialization_events()
@@ -41,6 +41,16 @@ def test_dbt_artifacts_live_in_the_home_not_the_repo(sample_run: dict) -> None:
     results = json.loads((target / "run_results.json").read_text())["results"]
     assert any(r["unique_id"].startswith("model.") for r in results)
     assert not any(r["unique_id"].startswith("unit_test.") for r in results)  # left to the test suite
+
+
+def test_a_new_homes_first_build_starts_from_the_prepared_parse(sample_run: dict) -> None:
+    """dbt runs inside the home with the relative ledger var (pipelines/dbt_entry.py), so the parse
+    `gpu-ledger prepare` wrote under dbt/target is valid in a brand-new home: dbt says "Unable to do
+    partial parsing because ..." (and parses the whole project, ~8.5 s) whenever vars or profile differ."""
+    assert sample_run["ok"], sample_run["reason"]
+    log = (sample_run["home"] / "logs" / "last_run.log").read_text()
+    assert "Found " in log and " models, " in log, "no dbt parse summary in the run log"
+    assert "Unable to do partial parsing" not in log
 
 
 @pytest.mark.e2e

@@ -43,6 +43,7 @@ def test_an_unknown_engine_is_refused_before_anything_runs(tmp_path: Path) -> No
 
 
 def test_duckdb_needs_no_preparation_and_no_import(tmp_path: Path) -> None:
-    assert prepare_engine("duckdb", tmp_path, tmp_path / "ledger.duckdb") == {"ledger_db": str(tmp_path / "ledger.duckdb")}
+    # Relative to the home dbt runs in: the same vars in every home (pipelines/dbt_entry.py).
+    assert prepare_engine("duckdb", tmp_path, tmp_path / "ledger.duckdb") == {"ledger_db": "ledger.duckdb"}
     assert publish_engine_marts("duckdb", tmp_path, tmp_path / "ledger.duckdb") == {}
     assert list(tmp_path.iterdir()) == []

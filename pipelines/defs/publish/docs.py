@@ -22,7 +22,7 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 
-from pipelines.dbt_project import dbt_executable, require_manifest
+from pipelines.dbt_project import ledger_dbt_executable, require_manifest
 from pipelines.defs.publish.assets import publication
 from pipelines.resources import LedgerResource
 from warehouse.home import DBT_DIR
@@ -62,9 +62,11 @@ def generate_docs(db_path: Path, out_dir: Path, parse_state: Path | None = None)
         state = parse_state / "partial_parse.msgpack" if parse_state else None
         if state is not None and state.is_file():
             shutil.copyfile(state, Path(tmp) / state.name)
-        cmd = [dbt_executable(), "docs", "generate", "--no-compile", "--project-dir", str(DBT_DIR),
-               "--profiles-dir", str(DBT_DIR), "--target-path", tmp, "--log-path", tmp,
-               "--vars", json.dumps({"ledger_db": str(db_path)})]
+        # Inside the ledger's folder with the same relative vars as the build, so the build's parse state
+        # matches (pipelines/dbt_entry.py).
+        cmd = [ledger_dbt_executable(), "--in", str(db_path.parent), "docs", "generate", "--no-compile",
+               "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR), "--target-path", tmp,
+               "--log-path", tmp, "--vars", json.dumps({"ledger_db": db_path.name}, sort_keys=True)]
         try:
             done = subprocess.run(cmd, cwd=DBT_DIR, env=env, capture_output=True, text=True,
                                   timeout=DOCS_TIMEOUT_S, check=False)

@@ -137,7 +137,9 @@ def ledger_dbt_assets(
     target = ledger.paths.dbt_target
     target.mkdir(parents=True, exist_ok=True)
     (target / "run_results.json").unlink(missing_ok=True)  # never read a previous run's results
-    invocation = dbt.cli(dbt_build_args(config, dbt_vars), context=context, raise_on_error=False, target_path=target)
+    # `--in`: dbt runs inside the home, where the vars' relative ledger path points (pipelines/dbt_entry.py).
+    args = ["--in", str(ledger.home_dir), *dbt_build_args(config, dbt_vars)]
+    invocation = dbt.cli(args, context=context, raise_on_error=False, target_path=target)
     try:
         yield from invocation.stream()
     finally:
