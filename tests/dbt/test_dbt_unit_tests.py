@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.dbt_project import dbt_executable
+from pipelines.dbt_entry import DBT_LEDGER_VARS
+from pipelines.dbt_project import ledger_dbt, ledger_dbt_executable
 from warehouse.home import DBT_DIR
 
 
@@ -26,10 +27,13 @@ def test_every_dbt_unit_test_passes(sample_run: dict, tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.duckdb"
     shutil.copy(sample_run["home"] / "ledger.duckdb", ledger)  # the fixture's home stays untouched
     target = tmp_path / "target"
+    target.mkdir()
+    # Run as the pipeline runs dbt (inside the ledger's folder, relative var): the prepared parse applies.
+    shutil.copy(ledger_dbt.manifest_path.parent / "partial_parse.msgpack", target)
     done = subprocess.run(
-        [dbt_executable(), "test", "--select", "test_type:unit", "--project-dir", str(DBT_DIR),
-         "--profiles-dir", str(DBT_DIR), "--target-path", str(target), "--log-path", str(tmp_path),
-         "--vars", json.dumps({"ledger_db": str(ledger)})],
+        [ledger_dbt_executable(), "--in", str(tmp_path), "test", "--select", "test_type:unit",
+         "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR), "--target-path", str(target),
+         "--log-path", str(tmp_path), "--vars", json.dumps(DBT_LEDGER_VARS)],
         capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stdout[-4000:]
     results = json.loads((target / "run_results.json").read_text())["results"]
