@@ -1,23 +1,26 @@
-"""Heavy fixtures computed ahead of time, in a second process, while other tests run.
+"""Heavy fixtures computed ahead of time, in worker processes, while other tests run.
 
-A full refresh costs about a minute and the suite needs many of them. Each heavy module-scoped
+A full refresh costs tens of seconds and the suite needs about thirty. Each heavy module-scoped
 fixture is a plain function `build(root: Path) -> dict` (picklable result) registered in JOBS.
-When the session starts, the jobs the collected tests need are queued; one background thread
-runs them one after another, each in its own `python` subprocess (its own GPU_LEDGER_* environment,
-its own home under the session's temp dir). The modules that use these fixtures run last
-(see `order_items`), so the light tests keep the other core busy meanwhile.
+When the session starts, the jobs the collected tests need are queued by critical path (a job's
+cost plus its longest chain of dependent jobs) and LANES long-lived worker processes
+(`python -m tests.prefetch --serve`) take them one after another. A worker imports the pipeline,
+Dagster and great-expectations once (~8 s of CPU a process) and runs each job on its own empty
+folder, with its own fresh home; the environment and working directory are restored after each
+job. The modules that use these fixtures run last, in the order their jobs are queued (see
+`order_items`), so the light tests share the cores with the workers meanwhile.
 
 A fixture asks for its value with `result(name)`. If the job is done, the result is read back;
-if it has not started, the fixture's own process runs it now (in a subprocess, like the worker);
-while its job runs elsewhere, the waiting process runs the next queued job instead of idling.
-Every refresh is still the real `execute_refresh` on its own inputs and its own fresh home;
-only where (which process) and when it runs changes. At most two jobs run at a time: this
-machine has two cores, and DuckDB allows one writer per file (each job has its own home).
+while it runs in a worker, the fixture waits; if it has not started yet (every worker busy), the
+fixture's own process runs it right away, in-process, rather than idle. Every refresh is still the
+real `execute_refresh` on its own inputs and its own fresh home; only where (which process) and
+when it runs changes. Each job has its own home, so DuckDB's one writer per file is never shared.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import pickle
 import signal
@@ -32,8 +35,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 # name -> (builder "module:function", jobs it needs first, rough cost in full refreshes). The builder
 # gets its own empty folder (and, for dependent jobs, the results of its dependencies as keyword
-# arguments). The worker takes the costliest jobs first, so that the last job to finish is a short one;
-# the tests take (and run themselves) whatever they need that has not started yet.
+# arguments). The workers take the longest critical path first, so that the last job to finish is a
+# short one; the tests take (and run themselves) whatever they need that has not started yet.
 JOBS: dict[str, tuple[str, tuple[str, ...], float]] = {
     "catalogue_run": ("tests.bad_inputs.test_catalogue:build_catalogue_run", (), 1),
     "billing_commitments": ("tests.dbt.test_billing_commitments:build_runs", (), 2),
@@ -47,6 +50,15 @@ JOBS: dict[str, tuple[str, tuple[str, ...], float]] = {
     "incremental": ("tests.pipeline.test_incremental:build_refreshes", (), 3),
     "secret_run": ("tests.security.test_secrets:build_secret_run", (), 1),
     "spark_run": ("tests.spark.test_spark_lane:build_spark_run", ("sample_run",), 3),
+    "chargeback_basis": ("tests.dbt.test_chargeback_basis:build_home", (), 1),
+    "anomalies": ("tests.dbt.test_anomalies:build_home", (), 1),
+    "showback_bridge": ("tests.dbt.test_showback_bridge:build_showback_home", (), 1),
+    "golden": ("tests.dbt.test_golden_ledger:build_golden", (), 1),
+    "unpriced": ("tests.dbt.test_unpriced_usage:build_unpriced", (), 1),
+    "focus_export": ("tests.pipeline.test_focus_export:build_focus_export", (), 1),
+    "alert_runs": ("tests.pipeline.test_alerts:build_alert_runs", (), 1.7),
+    "zero_config_bare": ("tests.dbt.test_billing_zero_config:build_bare", (), 1),
+    "zero_config_teams": ("tests.dbt.test_billing_zero_config:build_teams_only", (), 1),
 }
 
 # Fixture name -> job; a test that (transitively) uses one of these fixtures needs that job.
@@ -63,7 +75,20 @@ FIXTURES: dict[str, str] = {
     "refreshes": "incremental",
     "secret_run": "secret_run",
     "spark_run": "spark_run",
+    "chargeback_basis_run": "chargeback_basis",
+    "anomalies_run": "anomalies",
+    "showback_bridge_run": "showback_bridge",
+    "golden_run": "golden",
+    "unpriced_run": "unpriced",
+    "focus_export_run": "focus_export",
+    "alert_runs": "alert_runs",
+    "zero_config_bare_run": "zero_config_bare",
+    "zero_config_teams_run": "zero_config_teams",
 }
+
+
+# Worker processes. The machine has two cores; the pytest process itself runs the light tests meanwhile.
+LANES = 2
 
 
 def _call(target: str, root: Path, deps: dict[str, dict]) -> dict:
@@ -71,21 +96,36 @@ def _call(target: str, root: Path, deps: dict[str, dict]) -> dict:
     return getattr(importlib.import_module(module), func)(root, **deps)
 
 
-def _child() -> None:
-    """Subprocess entry point: python -m tests.prefetch TARGET ROOT OUT DEPS."""
-    target, root, out, deps_file = sys.argv[1:5]
-    with open(deps_file, "rb") as fh:
-        deps = pickle.load(fh)
-    work = Path(root) / "work"  # the builder's own empty folder (the job's bookkeeping stays outside it)
+def _run_job(target: str, root: Path, deps: dict[str, dict]) -> tuple[str, object]:
+    """One job on its own empty folder `root/work`; ("ok", result) or ("error", traceback).
+    The process environment and working directory are put back afterwards (jobs share a worker)."""
+    work = root / "work"  # the builder's own empty folder (the job's bookkeeping stays outside it)
     work.mkdir()
+    env, cwd = dict(os.environ), os.getcwd()
     try:
-        payload = ("ok", _call(target, work, deps))
+        return "ok", _call(target, work, deps)
     except BaseException:  # noqa: BLE001 - reported to the fixture that asks for it
-        payload = ("error", traceback.format_exc())
-    tmp = Path(out + ".part")
-    with open(tmp, "wb") as fh:
-        pickle.dump(payload, fh)
-    tmp.replace(out)
+        return "error", traceback.format_exc()
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(cwd)
+
+
+def _serve(done_fd: int) -> None:
+    """Worker entry point (`python -m tests.prefetch --serve FD`): one JSON job a line on stdin
+    ([target, root, out, deps_file]); the payload is pickled to `out`, then "done" is written to FD."""
+    done = os.fdopen(done_fd, "wb", buffering=0)
+    for line in sys.stdin:
+        target, root, out, deps_file = json.loads(line)
+        with open(deps_file, "rb") as fh:
+            deps = pickle.load(fh)
+        payload = _run_job(target, Path(root), deps)
+        tmp = Path(out + ".part")
+        with open(tmp, "wb") as fh:
+            pickle.dump(payload, fh)
+        tmp.replace(out)
+        done.write(b"done\n")
 
 
 @dataclass
@@ -98,30 +138,94 @@ class _Job:
     payload: tuple | None = field(default=None, repr=False)
 
 
+class _Lane:
+    """One long-lived worker process; started on first use, restarted if it dies."""
+
+    def __init__(self, base: Path, index: int) -> None:
+        self.log = base / f"lane{index}.log"
+        self.proc: subprocess.Popen | None = None
+        self.done = None
+
+    def start(self) -> None:
+        env = {**os.environ,
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+        read_fd, write_fd = os.pipe()
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                # `-m`, not `-c`: pyspark (imported by great-expectations) takes a __main__ without
+                # __spec__ or __file__ for its own doctest runner and calls sys.exit(0).
+                [sys.executable, "-m", "tests.prefetch", "--serve", str(write_fd)],
+                cwd=REPO, env=env, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True, pass_fds=(write_fd,))
+        os.close(write_fd)
+        self.done = os.fdopen(read_fd, "rb")
+
+    def run(self, job: _Job, deps_file: Path, out: Path) -> tuple:
+        """Run `job` in this worker and return its payload (an error payload if the worker died)."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.start()
+        assert self.proc is not None and self.proc.stdin is not None and self.done is not None
+        try:
+            self.proc.stdin.write((json.dumps([job.target, str(job.root), str(out), str(deps_file)]) + "\n").encode())
+            self.proc.stdin.flush()
+            finished = self.done.readline() == b"done\n"
+        except (BrokenPipeError, OSError):
+            finished = False
+        if finished and out.exists():
+            with open(out, "rb") as fh:
+                return pickle.load(fh)
+        returncode = self.proc.wait()
+        self.proc = None
+        tail = self.log.read_text(errors="replace")[-5000:]
+        return "error", f"{job.name}: worker process exited {returncode}:\n{tail}"
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+def critical_path(names: list[str]) -> dict[str, float]:
+    """Each job's cost plus the longest chain of queued jobs that wait for it."""
+    dependents: dict[str, list[str]] = {n: [] for n in names}
+    for name in names:
+        for dep in JOBS[name][1]:
+            if dep in dependents:
+                dependents[dep].append(name)
+    memo: dict[str, float] = {}
+
+    def length(name: str) -> float:
+        if name not in memo:
+            memo[name] = JOBS[name][2] + max((length(d) for d in dependents[name]), default=0.0)
+        return memo[name]
+
+    return {n: length(n) for n in names}
+
+
 class Prefetcher:
     def __init__(self, base: Path, names: list[str]) -> None:
         self.base = base
         self.cond = threading.Condition()
         self.jobs: dict[str, _Job] = {}
         self.order: list[str] = []
-        for name in sorted(names, key=lambda n: -JOBS[n][2]):  # stable: ties keep the tests' order
+        for name in names:
             self._add(name)
-        self.thread: threading.Thread | None = None
-        self.procs: set[subprocess.Popen] = set()
+        path = critical_path(self.order)
+        self.order.sort(key=lambda n: -path[n])  # stable: ties keep the tests' order
+        self.lanes = [_Lane(base, i) for i in range(LANES)]
+        self.threads: list[threading.Thread] = []
 
     def stop(self) -> None:
-        """End of session: stop any builder still running (only after an interrupted run)."""
+        """End of session: stop the workers (a job still running only after an interrupted run)."""
         with self.cond:
             for job in self.jobs.values():
                 if job.state == "pending":
                     job.state, job.payload = "done", ("error", "session ended")
-            procs = list(self.procs)
             self.cond.notify_all()
-        for proc in procs:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+        for lane in self.lanes:
+            lane.stop()
 
     def _add(self, name: str) -> None:
         if name in self.jobs:
@@ -143,60 +247,45 @@ class Prefetcher:
                 return job
         return None
 
-    def _execute(self, job: _Job) -> None:
-        """Run one job in a subprocess (job is already marked running); record its payload."""
-        out = job.root / "result.pickle"
-        deps_file = job.root / "deps.pickle"
-        log = job.root / "prefetch.log"
+    def _execute(self, job: _Job, lane: _Lane | None) -> None:
+        """Run one job (already marked running) in `lane`, or in this process; record its payload."""
         try:
-            with open(deps_file, "wb") as fh:
-                pickle.dump({d: self._value(d) for d in job.deps}, fh)
-            env = {**os.environ,
-                   "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-            with open(log, "w") as fh:
-                proc = subprocess.Popen(
-                    # `-m`, not `-c`: pyspark (imported by great-expectations) takes a __main__ without
-                    # __spec__ or __file__ for its own doctest runner and calls sys.exit(0).
-                    [sys.executable, "-m", "tests.prefetch", job.target, str(job.root), str(out), str(deps_file)],
-                    cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
-                with self.cond:
-                    self.procs.add(proc)
-                try:
-                    returncode = proc.wait()
-                finally:
-                    with self.cond:
-                        self.procs.discard(proc)
-            if out.exists():
-                with open(out, "rb") as fh:
-                    payload = pickle.load(fh)
+            deps = {d: self._value(d) for d in job.deps}
+            if lane is None:
+                payload = _run_job(job.target, job.root, deps)
             else:
-                tail = log.read_text(errors="replace")[-5000:]
-                payload = ("error", f"{job.name}: builder process exited {returncode}:\n{tail}")
+                deps_file, out = job.root / "deps.pickle", job.root / "result.pickle"
+                with open(deps_file, "wb") as fh:
+                    pickle.dump(deps, fh)
+                payload = lane.run(job, deps_file, out)
         except BaseException:  # noqa: BLE001 - never leave a job 'running' for ever
             payload = ("error", traceback.format_exc())
         with self.cond:
             job.payload, job.state = payload, "done"
             self.cond.notify_all()
 
-    def _worker(self) -> None:
+    def _worker(self, lane: _Lane) -> None:
         while True:
             with self.cond:
                 job = self._runnable()
                 while job is None:
                     if all(j.state != "pending" for j in self.jobs.values()):
+                        lane.stop()
                         return
                     self.cond.wait()
                     job = self._runnable()
                 job.state = "running"
-            self._execute(job)
+            self._execute(job, lane)
 
     def start(self) -> None:
         if self.jobs:
             from pipelines.dbt_project import parse_manifest
 
             parse_manifest()  # once, here: concurrent refreshes must not each re-parse into dbt/target
-            self.thread = threading.Thread(target=self._worker, name="prefetch", daemon=True)
-            self.thread.start()
+            for lane in self.lanes:
+                thread = threading.Thread(target=self._worker, args=(lane,), name="prefetch", daemon=True)
+                thread.start()
+                self.threads.append(thread)
 
     def _value(self, name: str) -> dict:
         status, value = self.jobs[name].payload
@@ -205,20 +294,22 @@ class Prefetcher:
         return value
 
     def result(self, name: str) -> dict:
-        """The job's result; runs queued jobs in this process while it is not ready."""
+        """The job's result: waits while a worker runs it; runs it here if it has not started."""
         self._add_late(name)
         while True:
             with self.cond:
                 target = self.jobs[name]
                 if target.state == "done":
                     break
-                job = target if target.state == "pending" and all(
-                    self.jobs[d].state == "done" for d in target.deps) else self._runnable()
+                ready = target.state == "pending" and all(self.jobs[d].state == "done" for d in target.deps)
+                job = target if ready else None
+                if job is None and not any(t.is_alive() for t in self.threads):
+                    job = self._runnable()  # workers gone (a late job's dependency): run it here
                 if job is None:
                     self.cond.wait()
                     continue
                 job.state = "running"
-            self._execute(job)
+            self._execute(job, None)
         return self._value(name)
 
     def _add_late(self, name: str) -> None:
@@ -267,19 +358,37 @@ def _module(item) -> str:
 
 
 def order_items(items: list) -> list[str]:
-    """Move every module that needs a heavy job after the others (module order kept within each
-    group); returns the jobs in the order the reordered tests will first need them."""
+    """Move every module that needs a heavy job after the others, in the order the workers will
+    finish their jobs (tests keep their order within a module); returns the jobs to queue."""
     heavy_modules = {_module(item) for item in items if jobs_for(item)}
     light = [i for i in items if _module(i) not in heavy_modules]
     heavy = [i for i in items if _module(i) in heavy_modules]
-    items[:] = light + heavy
     names: list[str] = []
     for item in heavy:
         for name in jobs_for(item):
             if name not in names:
                 names.append(name)
+    closure: list[str] = []
+
+    def add(name: str) -> None:
+        if name not in closure:
+            for dep in JOBS[name][1]:
+                add(dep)
+            closure.append(name)
+
+    for name in names:
+        add(name)
+    path = critical_path(closure)
+    rank = {n: i for i, n in enumerate(sorted(closure, key=lambda n: -path[n]))}
+    ready_at: dict[str, int] = {}  # a module can run through once the last of its jobs is done
+    for item in heavy:
+        ready_at[_module(item)] = max([ready_at.get(_module(item), -1), *(rank[j] for j in jobs_for(item))])
+    heavy.sort(key=lambda i: ready_at[_module(i)])  # stable: a module's tests keep their order
+    items[:] = light + heavy
     return names
 
 
 if __name__ == "__main__":
-    _child()
+    if sys.argv[1:2] != ["--serve"]:
+        sys.exit("usage: python -m tests.prefetch --serve FD (started by the test session)")
+    _serve(int(sys.argv[2]))

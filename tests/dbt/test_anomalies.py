@@ -60,6 +60,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests import prefetch
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "anomalies" / "spike_2025-04"
 CENT = Decimal("0.01")
@@ -77,8 +79,14 @@ def build_home(root: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def con(tmp_path_factory: pytest.TempPathFactory):
-    run = build_home(tmp_path_factory.mktemp("anomalies"))
+def anomalies_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """build_home(root), built ahead in tests/prefetch.py."""
+    return prefetch.result("anomalies", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def con(anomalies_run: dict):
+    run = anomalies_run
     assert run["ok"], run["reason"]
     con = duckdb.connect(str(run["home"] / "serving.duckdb"), read_only=True)
     yield con

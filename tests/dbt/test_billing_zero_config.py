@@ -35,6 +35,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests import prefetch
 from tests.conftest import SAMPLES
 
 CENT = Decimal("0.01")
@@ -67,7 +68,7 @@ NAME = "focus_tag_only.csv"
 TEAMS = "teams:\n  - id: research\n    name: Research\n  - id: platform\n    name: Platform\n"
 
 
-def _refresh(root: Path, *, registry: bool, prices: bool) -> Path:
+def _refresh(root: Path, *, registry: bool, prices: bool) -> dict:
     from pipelines.cli import execute_refresh
 
     inputs = root / "inputs"
@@ -81,24 +82,49 @@ def _refresh(root: Path, *, registry: bool, prices: bool) -> Path:
         shutil.copy(SAMPLES / "prices" / "karpenter_aws_ondemand_gpu_prices_history.csv", inputs / "prices")
     home = root / "home"
     ok, _run_id, reason = execute_refresh(home, inputs)
-    assert ok, reason
-    return home
+    return {"home": home, "ok": ok, "reason": reason}
 
 
-@pytest.fixture(scope="module")
-def bare(tmp_path_factory: pytest.TempPathFactory):
-    home = _refresh(tmp_path_factory.mktemp("zero_config_bare"), registry=False, prices=True)
-    con = duckdb.connect(str(home / "serving.duckdb"), read_only=True)
+def build_bare(root: Path) -> dict:
+    """No registry, prices only (a tests/prefetch.py job)."""
+    return _refresh(root, registry=False, prices=True)
+
+
+def build_teams_only(root: Path) -> dict:
+    """teams.yaml only, no prices (a tests/prefetch.py job)."""
+    return _refresh(root, registry=True, prices=False)
+
+
+def _serving(run: dict):
+    assert run["ok"], run["reason"]
+    con = duckdb.connect(str(run["home"] / "serving.duckdb"), read_only=True)
     yield con
     con.close()
 
 
 @pytest.fixture(scope="module")
-def teams_only(tmp_path_factory: pytest.TempPathFactory):
-    home = _refresh(tmp_path_factory.mktemp("zero_config_teams"), registry=True, prices=False)
-    con = duckdb.connect(str(home / "serving.duckdb"), read_only=True)
-    yield con
-    con.close()
+def zero_config_bare_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("zero_config_bare", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def zero_config_teams_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("zero_config_teams", tmp_path_factory)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _both_runs(zero_config_bare_run: dict, zero_config_teams_run: dict) -> None:
+    """Named by every test here (most pick their run with getfixturevalue), so both jobs are queued early."""
+
+
+@pytest.fixture(scope="module")
+def bare(zero_config_bare_run: dict):
+    yield from _serving(zero_config_bare_run)
+
+
+@pytest.fixture(scope="module")
+def teams_only(zero_config_teams_run: dict):
+    yield from _serving(zero_config_teams_run)
 
 
 def _by_team(con) -> dict[str, tuple[Decimal, Decimal]]:

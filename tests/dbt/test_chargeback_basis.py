@@ -32,6 +32,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests import prefetch
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "billing" / "commitments_2025-04"
 CENT = Decimal("0.01")
@@ -57,8 +59,14 @@ def build_home(root: Path, registry_edit: dict[str, str] | None = None) -> dict:
 
 
 @pytest.fixture(scope="module")
-def con(tmp_path_factory: pytest.TempPathFactory):
-    run = build_home(tmp_path_factory.mktemp("chargeback_basis"))
+def chargeback_basis_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """build_home(root), built ahead in tests/prefetch.py."""
+    return prefetch.result("chargeback_basis", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def con(chargeback_basis_run: dict):
+    run = chargeback_basis_run
     assert run["ok"], run["reason"]
     con = duckdb.connect(str(run["home"] / "serving.duckdb"), read_only=True)
     yield con

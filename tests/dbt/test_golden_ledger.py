@@ -12,20 +12,31 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests import prefetch
+
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden" / "inputs"
 CENT = Decimal("0.01")
 APRIL = "2025-04-01"
 
 
-@pytest.fixture(scope="module")
-def con(tmp_path_factory: pytest.TempPathFactory):
+def build_golden(root: Path) -> dict:
+    """One refresh of tests/golden/inputs into a fresh home (a tests/prefetch.py job)."""
     from pipelines.cli import execute_refresh
 
-    root = tmp_path_factory.mktemp("golden")
     ok, _run_id, reason = execute_refresh(root / "home", GOLDEN)
-    assert ok, reason
-    con = duckdb.connect(str(root / "home" / "serving.duckdb"), read_only=True)
+    return {"home": root / "home", "ok": ok, "reason": reason}
+
+
+@pytest.fixture(scope="module")
+def golden_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("golden", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def con(golden_run: dict):
+    assert golden_run["ok"], golden_run["reason"]
+    con = duckdb.connect(str(golden_run["home"] / "serving.duckdb"), read_only=True)
     yield con
     con.close()
 

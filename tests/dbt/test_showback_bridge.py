@@ -18,10 +18,12 @@ policies: chargeback_basis billed and unused_commitment_policy spread. Figures b
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 
 import duckdb
 import pytest
 
+from tests import prefetch
 from tests.dbt.test_chargeback_basis import build_home, cents
 
 POLICIES = {
@@ -30,9 +32,19 @@ POLICIES = {
 }
 
 
+def build_showback_home(root: Path) -> dict:
+    """The chargeback-basis fixture with this module's policies (a tests/prefetch.py job)."""
+    return build_home(root, POLICIES)
+
+
 @pytest.fixture(scope="module")
-def con(tmp_path_factory: pytest.TempPathFactory):
-    run = build_home(tmp_path_factory.mktemp("showback_bridge"), POLICIES)
+def showback_bridge_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("showback_bridge", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def con(showback_bridge_run: dict):
+    run = showback_bridge_run
     assert run["ok"], run["reason"]
     con = duckdb.connect(str(run["home"] / "serving.duckdb"), read_only=True)
     yield con

@@ -32,6 +32,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests import prefetch
+
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples" / "inputs"
 FIXTURES = REPO / "tests" / "fixtures" / "usage"
@@ -69,13 +71,23 @@ def _inputs(root: Path) -> Path:
     return inputs
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory):
+def build_unpriced(root: Path) -> dict:
+    """One refresh of this module's inputs into a fresh home (a tests/prefetch.py job)."""
     from pipelines.cli import execute_refresh
 
-    root = tmp_path_factory.mktemp("unpriced")
-    ok, run_id, reason = execute_refresh(root / "home", _inputs(root))
-    assert ok, reason
+    ok, _run_id, reason = execute_refresh(root / "home", _inputs(root))
+    return {"root": root, "ok": ok, "reason": reason}
+
+
+@pytest.fixture(scope="module")
+def unpriced_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("unpriced", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def run(unpriced_run: dict):
+    root = unpriced_run["root"]
+    assert unpriced_run["ok"], unpriced_run["reason"]
     con = duckdb.connect(str(root / "home" / "serving.duckdb"), read_only=True)
     ledger = duckdb.connect(str(root / "home" / "ledger.duckdb"), read_only=True)
     yield {"con": con, "ledger": ledger, "home": root / "home"}

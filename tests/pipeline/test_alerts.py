@@ -22,9 +22,11 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import pytest
 from rich.console import Console
 
 from pipelines.cli_alerts import print_open_alerts
+from tests import prefetch
 from warehouse.alerts import WEBHOOK_ENV, load_ledger, open_alerts, raise_alerts
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,18 +46,44 @@ def _posted(httpserver) -> list[dict]:
     return [json.loads(request.data) for request, _response in httpserver.log]
 
 
-def test_two_refreshes_post_each_alert_exactly_once(httpserver, tmp_path, monkeypatch) -> None:
+def build_alert_runs(root: Path) -> dict:
+    """Both refreshes of the spike fixture into one home, GPU_LEDGER_WEBHOOK_URL pointing at a local
+    HTTP server (a tests/prefetch.py job): the POSTs received after the first and after the second."""
+    from pytest_httpserver import HTTPServer
+
     from pipelines.cli import execute_refresh
 
-    httpserver.expect_request("/hooks/t0ken", method="POST").respond_with_data("ok")
-    monkeypatch.setenv(WEBHOOK_ENV, httpserver.url_for("/hooks/t0ken"))
-    assert httpserver.host == "127.0.0.1" or httpserver.host == "localhost"
-    inputs, home = tmp_path / "inputs", tmp_path / "home"
+    server = HTTPServer(host="127.0.0.1")
+    server.expect_request("/hooks/t0ken", method="POST").respond_with_data("ok")
+    server.start()
+    mp = pytest.MonkeyPatch()
+    mp.setenv(WEBHOOK_ENV, server.url_for("/hooks/t0ken"))
+    inputs, home = root / "inputs", root / "home"
     shutil.copytree(FIXTURE, inputs)
+    try:
+        runs = [execute_refresh(home, inputs)]
+        first = _posted(server)
+        runs.append(execute_refresh(home, inputs))  # no new data
+        both = _posted(server)
+    finally:
+        mp.undo()
+        server.stop()
+    return {"home": home, "host": server.host, "runs": [(ok, reason) for ok, _run, reason in runs],
+            "first": first, "both": both}
 
-    ok, _run, reason = execute_refresh(home, inputs)
+
+@pytest.fixture(scope="module")
+def alert_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """build_alert_runs(root), built ahead in tests/prefetch.py."""
+    return prefetch.result("alert_runs", tmp_path_factory)
+
+
+def test_two_refreshes_post_each_alert_exactly_once(alert_runs: dict) -> None:
+    assert alert_runs["host"] == "127.0.0.1"
+    home = alert_runs["home"]
+    (ok, reason), (ok2, reason2) = alert_runs["runs"]
     assert ok, reason
-    first = _posted(httpserver)
+    first = alert_runs["first"]
     keys = [p["key"] for p in first]
     assert len(keys) == len(set(keys)) == 7, keys  # 5 anomalies + 2 budget breaches
     assert set(keys) == ANOMALY_KEYS | BUDGET_KEYS
@@ -67,9 +95,8 @@ def test_two_refreshes_post_each_alert_exactly_once(httpserver, tmp_path, monkey
     breach = next(p for p in first if p["key"] == "budget|showback|alpha|USD|2025-04-01")
     assert breach["budget_breach_date"] == "2025-04-23" and breach["forecast"] == "4014.29"
 
-    ok, _run, reason = execute_refresh(home, inputs)  # no new data
-    assert ok, reason
-    assert len(httpserver.log) == 7, [p["key"] for p in _posted(httpserver)[7:]]
+    assert ok2, reason2  # the second refresh, no new data: nothing posted again
+    assert len(alert_runs["both"]) == 7, [p["key"] for p in alert_runs["both"][7:]]
 
     ledger = load_ledger(home)
     assert set(ledger) == ANOMALY_KEYS | BUDGET_KEYS

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
+
+from tests import prefetch
 from typer.testing import CliRunner
 
 from pipelines.cli import app
@@ -54,15 +56,24 @@ def cents(value) -> Decimal:
     return Decimal(value).quantize(CENT)
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def build_focus_export(root: Path) -> dict:
+    """One refresh of the FOCUS export fixture into a fresh home (a tests/prefetch.py job)."""
     from pipelines.cli import execute_refresh
 
-    root = tmp_path_factory.mktemp("focus_export")
     shutil.copytree(FIXTURE, root / "inputs")
     ok, _run_id, reason = execute_refresh(root / "home", root / "inputs")
-    assert ok, reason
-    return root / "home"
+    return {"home": root / "home", "ok": ok, "reason": reason}
+
+
+@pytest.fixture(scope="module")
+def focus_export_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("focus_export", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def home(focus_export_run: dict) -> Path:
+    assert focus_export_run["ok"], focus_export_run["reason"]
+    return focus_export_run["home"]
 
 
 def rows(path: Path, sql: str, params: list | None = None) -> list[dict]:
