@@ -72,17 +72,23 @@ def series_findings(series: np.ndarray, pod: np.ndarray, ts: np.ndarray, valid: 
         warnings.append(f"{backwards} sample(s) out of order (a later line has an earlier timestamp for the same GPU)")
 
     # Pass 2 (only when needed), time order within each series, pod and line as tie-breakers,
-    # so equal (time, pod) rows are neighbours and the first line of each run is kept.
-    if backwards or np.any(same & (t[1:] == t[:-1])):
-        order = np.lexsort((line, pod, ts, series))
-        s, t, v, p = series[order], ts[order], valid[order], pod[order]
+    # so equal (time, pod) rows are neighbours and the first line of each run is kept. Rows
+    # without a time are one instant too (the pipeline gives them their file's landing time), so
+    # two untimed rows of the same series and pod are duplicates as well: the staging view relies
+    # on it (stg_usage__gpu_samples has no dedupe of its own).
+    untimed = ~valid
+    if backwards or np.any(same & (t[1:] == t[:-1])) or np.count_nonzero(untimed) > 1:
+        ts0 = np.where(valid, ts, 0)
+        order = np.lexsort((line, pod, ts0, untimed, series))
+        s, t, v, p = series[order], ts0[order], valid[order], pod[order]
         same = (s[1:] == s[:-1]) & v[1:] & v[:-1]
-        dup_next = same & (t[1:] == t[:-1]) & (p[1:] == p[:-1])
+        dup_next = (s[1:] == s[:-1]) & (v[1:] == v[:-1]) & (t[1:] == t[:-1]) & (p[1:] == p[:-1])
         dups = int(np.count_nonzero(dup_next))
         if dups:
             drop[order[1:][dup_next]] = True
             warnings.append(
-                f"{dups} duplicated sample row(s) (same time, GPU series and pod) dropped; first occurrence kept"
+                f"{dups} duplicated sample row(s) (same time, or both without one, GPU series and pod) dropped;"
+                " first occurrence kept"
             )
             order = order[np.concatenate(([True], ~dup_next))]
             s, t, v = series[order], ts[order], valid[order]
