@@ -1,0 +1,113 @@
+"""Landing remembers each input's sha256 by path and stat (issue 23, session 6): an unchanged file is
+not read again on the next night; a file whose size, mtime (or inode, ctime) changed is hashed again."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from warehouse import landing
+from warehouse.landing import HASH_CACHE, land_inputs, read_manifest
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Names of the files landing reads to hash them (its one hasher, patched to count)."""
+    reads: list[str] = []
+    real = landing.sha256_of
+
+    def counting(path: Path) -> str:
+        reads.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(landing, "sha256_of", counting)
+    # Files written by this test are seconds old: let them be cached at once (the racy-write
+    # guard has its own test below).
+    monkeypatch.setattr(landing, "RACY_NS", -1)
+    return reads
+
+
+def _inputs(tmp_path: Path) -> Path:
+    usage = tmp_path / "inputs" / "usage"
+    usage.mkdir(parents=True)
+    (usage / "a.csv").write_text("timestamp,uuid\n2026-01-01T00:00:00Z,GPU-1\n")
+    (usage / "b.csv").write_text("timestamp,uuid\n2026-01-01T00:00:00Z,GPU-2\n")
+    return tmp_path / "inputs"
+
+
+def test_unchanged_files_are_not_read_again(tmp_path: Path, counted: list[str]) -> None:
+    inputs, landing_dir = _inputs(tmp_path), tmp_path / "home" / "landing"
+    assert land_inputs(inputs, landing_dir, ("usage",)) == (2, 2)
+    assert sorted(counted) == ["a.csv", "b.csv"]
+    cache = json.loads((tmp_path / "home" / HASH_CACHE).read_text())
+    expected = hashlib.sha256((inputs / "usage" / "a.csv").read_bytes()).hexdigest()
+    assert cache[str((inputs / "usage" / "a.csv").absolute())]["sha256"] == expected
+    counted.clear()
+    assert land_inputs(inputs, landing_dir, ("usage",)) == (2, 0)
+    assert counted == []
+    assert len(read_manifest(landing_dir)) == 2
+    # the landing folder itself still holds only the manifest and landed files
+    assert sorted(p.name for p in landing_dir.iterdir()) == ["manifest.jsonl", "usage"]
+
+
+def test_same_size_new_mtime_is_hashed_and_landed_again(tmp_path: Path, counted: list[str]) -> None:
+    inputs, landing_dir = _inputs(tmp_path), tmp_path / "home" / "landing"
+    land_inputs(inputs, landing_dir, ("usage",))
+    a = inputs / "usage" / "a.csv"
+    st = a.stat()
+    a.write_text("timestamp,uuid\n2026-01-01T00:00:00Z,GPU-9\n")  # same length, other bytes
+    os.utime(a, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    assert a.stat().st_size == st.st_size
+    counted.clear()
+    assert land_inputs(inputs, landing_dir, ("usage",)) == (2, 1)
+    assert counted == ["a.csv"]
+    digests = {f.sha256 for f in read_manifest(landing_dir)}
+    assert hashlib.sha256(a.read_bytes()).hexdigest() in digests and len(digests) == 3
+
+
+def test_rewrite_that_restores_the_mtime_is_still_hashed(tmp_path: Path, counted: list[str]) -> None:
+    # `touch -d` / `cp -p` style: same size, same mtime, new bytes; the ctime moves, so it is re-read.
+    inputs, landing_dir = _inputs(tmp_path), tmp_path / "home" / "landing"
+    land_inputs(inputs, landing_dir, ("usage",))
+    b = inputs / "usage" / "b.csv"
+    st = b.stat()
+    os.utime(b, ns=(st.st_atime_ns, st.st_mtime_ns - 10_000_000_000))  # moves ctime, keeps the bytes
+    land_inputs(inputs, landing_dir, ("usage",))  # the new stat is remembered
+    time.sleep(0.05)  # past the kernel's timestamp tick, so the write below gets a new ctime
+    st = b.stat()
+    b.write_text("timestamp,uuid\n2026-01-01T00:00:00Z,GPU-8\n")
+    os.utime(b, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (b.stat().st_size, b.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    counted.clear()
+    assert land_inputs(inputs, landing_dir, ("usage",)) == (2, 1)
+    assert counted == ["b.csv"]
+
+
+def test_recent_writes_and_vanished_inputs_are_not_kept(tmp_path: Path, counted: list[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    inputs, landing_dir = _inputs(tmp_path), tmp_path / "home" / "landing"
+    monkeypatch.setattr(landing, "RACY_NS", 3600 * 10**9)  # every file counts as just written
+    land_inputs(inputs, landing_dir, ("usage",))
+    counted.clear()
+    land_inputs(inputs, landing_dir, ("usage",))
+    assert sorted(counted) == ["a.csv", "b.csv"]  # nothing cached: read again
+    monkeypatch.setattr(landing, "RACY_NS", -1)
+    land_inputs(inputs, landing_dir, ("usage",))
+    (inputs / "usage" / "b.csv").unlink()
+    land_inputs(inputs, landing_dir, ("usage",))
+    cache = json.loads((tmp_path / "home" / HASH_CACHE).read_text())
+    assert list(cache) == [str((inputs / "usage" / "a.csv").absolute())]
+
+
+def test_unreadable_cache_means_hashing_again(tmp_path: Path, counted: list[str]) -> None:
+    inputs, landing_dir = _inputs(tmp_path), tmp_path / "home" / "landing"
+    land_inputs(inputs, landing_dir, ("usage",))
+    (tmp_path / "home" / HASH_CACHE).write_text("{not json")
+    counted.clear()
+    assert land_inputs(inputs, landing_dir, ("usage",)) == (2, 0)
+    assert sorted(counted) == ["a.csv", "b.csv"]
