@@ -78,7 +78,7 @@ def build_focus_home(root: Path) -> dict:
 
     inputs = focus_inputs(root, {FOCUS.name: FOCUS, "invoice_totals.csv": SAMPLES / "billing" / "invoice_totals.csv"})
     home = root / "home"
-    ok, run_id, reason = execute_refresh(home, inputs)
+    ok, run_id, reason = execute_refresh(home, inputs, docs=False)
     tables = published_tables(home / "serving.duckdb") if ok else {}
     return {"home": home, "inputs": inputs, "ok": ok, "run_id": run_id, "reason": reason, "tables": tables}
 

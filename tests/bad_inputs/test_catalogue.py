@@ -67,7 +67,7 @@ def build_catalogue_run(root: Path) -> dict:
         else:
             shutil.copyfile(HERE / family / name, target)
     home = root / "home"
-    ok, _, reason = execute_refresh(home, inputs)
+    ok, _, reason = execute_refresh(home, inputs, docs=False)
     con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
     try:
         loads = {

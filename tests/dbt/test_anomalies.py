@@ -74,7 +74,7 @@ def build_home(root: Path) -> dict:
     inputs = root / "inputs"
     shutil.copytree(FIXTURE, inputs)
     home = root / "home"
-    ok, _run_id, reason = execute_refresh(home, inputs)
+    ok, _run_id, reason = execute_refresh(home, inputs, docs=False)
     return {"ok": ok, "reason": reason, "home": home}
 
 

@@ -67,7 +67,7 @@ def _first_run(root: Path) -> dict:
 
     inputs = _inputs(root)
     home = root / "home"
-    ok, _run_id, reason = execute_refresh(home, inputs)
+    ok, _run_id, reason = execute_refresh(home, inputs, docs=False)
     return {"ok": ok, "reason": reason, "home": home, "inputs": inputs, "root": root}
 
 
@@ -88,7 +88,7 @@ def _redelivery(run: dict) -> dict:
     with open(changed, "w", newline="", encoding="utf-8") as fh:
         csv.writer(fh, lineterminator="\n").writerows(rows)
     try:
-        ok, _run_id, reason = execute_refresh(home, run["inputs"])
+        ok, _run_id, reason = execute_refresh(home, run["inputs"], docs=False)
     finally:
         changed.unlink()
     return {"ok": ok, "reason": reason, "home": home, "period": rows[1][period_col]}

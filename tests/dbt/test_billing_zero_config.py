@@ -81,7 +81,7 @@ def _refresh(root: Path, *, registry: bool, prices: bool) -> dict:
         (inputs / "prices").mkdir()
         shutil.copy(SAMPLES / "prices" / "karpenter_aws_ondemand_gpu_prices_history.csv", inputs / "prices")
     home = root / "home"
-    ok, _run_id, reason = execute_refresh(home, inputs)
+    ok, _run_id, reason = execute_refresh(home, inputs, docs=False)
     return {"home": home, "ok": ok, "reason": reason}
 
 

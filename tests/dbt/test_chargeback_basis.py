@@ -54,7 +54,7 @@ def build_home(root: Path, registry_edit: dict[str, str] | None = None) -> dict:
             text = text.replace(old, new)
         teams.write_text(text)
     home = root / "home"
-    ok, _run_id, reason = execute_refresh(home, inputs)
+    ok, _run_id, reason = execute_refresh(home, inputs, docs=False)
     return {"ok": ok, "reason": reason, "home": home}
 
 

@@ -24,7 +24,7 @@ def build_golden(root: Path) -> dict:
     """One refresh of tests/golden/inputs into a fresh home (a tests/prefetch.py job)."""
     from pipelines.cli import execute_refresh
 
-    ok, _run_id, reason = execute_refresh(root / "home", GOLDEN)
+    ok, _run_id, reason = execute_refresh(root / "home", GOLDEN, docs=False)
     return {"home": root / "home", "ok": ok, "reason": reason}
 
 

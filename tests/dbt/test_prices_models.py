@@ -40,7 +40,7 @@ def build_price_runs(base: Path) -> dict:
     inputs, home = base / "inputs", base / "home"
     shutil.copytree(SAMPLES / "prices", inputs / "prices")
     shutil.copytree(SAMPLES / "registry", inputs / "registry")
-    ok, _, reason = execute_refresh(home, inputs)
+    ok, _, reason = execute_refresh(home, inputs, docs=False)
     assert ok, reason
     first = _published(home)
     # A later download of the same history: identical rows, one line repeated, so different bytes
@@ -48,7 +48,7 @@ def build_price_runs(base: Path) -> dict:
     original = (inputs / "prices" / KARPENTER_AWS).read_bytes()
     last_line = original.splitlines(keepends=True)[-1]  # with its own CRLF: the parser is strict
     (inputs / "prices" / "karpenter_aws_history_redownloaded.csv").write_bytes(original + last_line)
-    ok, _, reason = execute_refresh(home, inputs)
+    ok, _, reason = execute_refresh(home, inputs, docs=False)
     assert ok, reason
     con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
     try:

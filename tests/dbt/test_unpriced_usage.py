@@ -75,7 +75,7 @@ def build_unpriced(root: Path) -> dict:
     """One refresh of this module's inputs into a fresh home (a tests/prefetch.py job)."""
     from pipelines.cli import execute_refresh
 
-    ok, _run_id, reason = execute_refresh(root / "home", _inputs(root))
+    ok, _run_id, reason = execute_refresh(root / "home", _inputs(root), docs=False)
     return {"root": root, "ok": ok, "reason": reason}
 
 

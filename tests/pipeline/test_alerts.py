@@ -61,9 +61,9 @@ def build_alert_runs(root: Path) -> dict:
     inputs, home = root / "inputs", root / "home"
     shutil.copytree(FIXTURE, inputs)
     try:
-        runs = [execute_refresh(home, inputs)]
+        runs = [execute_refresh(home, inputs, docs=False)]
         first = _posted(server)
-        runs.append(execute_refresh(home, inputs))  # no new data
+        runs.append(execute_refresh(home, inputs, docs=False))  # no new data
         both = _posted(server)
     finally:
         mp.undo()

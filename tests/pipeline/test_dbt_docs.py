@@ -30,6 +30,18 @@ def test_docs_failure_is_metadata_not_a_failed_run(tmp_path, monkeypatch) -> Non
     assert not (tmp_path / "dbt-docs").exists()
 
 
+def test_docs_not_requested_run_no_dbt_and_say_so(tmp_path, monkeypatch) -> None:
+    """`generate: false` (execute_refresh(docs=False)): no dbt process at all, and the metadata says why."""
+    monkeypatch.setattr(docs, "ledger_dbt_executable", lambda: pytest.fail("dbt started although not requested"))
+    result = dg.materialize([dbt_docs], resources={"ledger": LedgerResource(home=str(tmp_path))},
+                            run_config={"ops": {"serving__dbt_docs": {"config": {"generate": False}}}})
+    assert result.success
+    (mat,) = result.get_asset_materialization_events()
+    meta = mat.materialization.metadata
+    assert meta["generated"].value is False and "not requested" in meta["message"].value
+    assert not (tmp_path / "dbt-docs").exists()
+
+
 def test_dbt_artifacts_live_in_the_home_not_the_repo(sample_run: dict) -> None:
     """dbt's target folder is HOME/dbt-target (one per home, partial parsing kept): a nightly refresh
     no longer leaves a ~30 MB folder per run under the repo's dbt/target."""

@@ -91,7 +91,7 @@ def test_unallocated_cost_is_kept_not_dropped(sample_run: dict) -> None:
 def build_rerun(root: Path, focus_home: dict) -> dict:
     """A second refresh of the same inputs on a copy of the shared first-refresh home (a tests/prefetch.py job)."""
     home = copy_home(focus_home["home"], root / "home")
-    ok, _, reason = execute_refresh(home, focus_home["inputs"])
+    ok, _, reason = execute_refresh(home, focus_home["inputs"], docs=False)
     return {"ok": ok, "reason": reason, "tables": published_tables(home / "serving.duckdb")}
 
 
@@ -124,7 +124,7 @@ def build_doctored(root: Path, focus_home: dict) -> dict:
     csv.writer(buffer, quoting=csv.QUOTE_MINIMAL, lineterminator="\n").writerows(rows)
     bad = _inputs(root / "bad", {"focus_redelivered.csv": buffer.getvalue().encode(),
                                  "invoice_totals.csv": SAMPLES / "billing" / "invoice_totals.csv"})
-    ok, _, reason = execute_refresh(home, bad)
+    ok, _, reason = execute_refresh(home, bad, docs=False)
     return {"home": home, "before": Path(before), "ok": ok, "reason": reason}
 
 
@@ -157,7 +157,7 @@ def build_unreadable(root: Path) -> dict:
     """FOCUS sample + an unreadable file on a fresh home (a tests/prefetch.py job)."""
     inputs = _inputs(root, {FOCUS.name: FOCUS, "garbage.csv": b"\x00\x01\x02 not a bill \xff\xfe\n" * 10})
     home = root / "home"
-    ok, _, reason = execute_refresh(home, inputs)
+    ok, _, reason = execute_refresh(home, inputs, docs=False)
     return {"home": home, "ok": ok, "reason": reason}
 
 

@@ -61,7 +61,7 @@ def build_focus_export(root: Path) -> dict:
     from pipelines.cli import execute_refresh
 
     shutil.copytree(FIXTURE, root / "inputs")
-    ok, _run_id, reason = execute_refresh(root / "home", root / "inputs")
+    ok, _run_id, reason = execute_refresh(root / "home", root / "inputs", docs=False)
     return {"home": root / "home", "ok": ok, "reason": reason}
 
 

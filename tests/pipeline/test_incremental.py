@@ -84,14 +84,14 @@ def build_refreshes(base: Path) -> dict:
         sacct.unlink()
     seen: dict = {"home": home}
 
-    ok, _, reason = execute_refresh(home, inputs)
+    ok, _, reason = execute_refresh(home, inputs, docs=False)
     assert ok, reason
     seen["first"] = _per_day(home / "serving.duckdb")
     seen["first_hourly"] = {d: _hourly(home / "ledger.duckdb", d) for d in (DAY1, DAY2)}
 
     shutil.copy(fleet / "usage" / f"dcgm_{DAY3}.csv", inputs / "usage")
     _restate(inputs / "usage" / f"dcgm_{DAY1}.csv")
-    ok, _, reason = execute_refresh(home, inputs)
+    ok, _, reason = execute_refresh(home, inputs, docs=False)
     assert ok, reason
     seen["second"] = _per_day(home / "serving.duckdb")
     seen["second_hourly"] = {d: _hourly(home / "ledger.duckdb", d) for d in (DAY1, DAY2)}
@@ -103,7 +103,7 @@ def build_refreshes(base: Path) -> dict:
     finally:
         con.close()
 
-    ok, _, reason = execute_refresh(home, inputs, full_refresh=True)
+    ok, _, reason = execute_refresh(home, inputs, full_refresh=True, docs=False)
     assert ok, reason
     seen["full"] = published_tables(home / "serving.duckdb")
     return seen

@@ -34,7 +34,7 @@ def build_spark_run(root: Path, sample_run: dict) -> dict:
     assert sample_run["ok"], sample_run["reason"]
     # Without the DuckDB publication: the serving.duckdb compared below must be the Spark run's.
     home = copy_home(sample_run["home"], root / "spark_home", "serving.duckdb", "reports")
-    ok, run_id, reason = execute_refresh(home, SAMPLES, engine="spark")
+    ok, run_id, reason = execute_refresh(home, SAMPLES, engine="spark", docs=False)
     return {"home": home, "ok": ok, "run_id": run_id, "reason": reason, "duckdb_home": sample_run["home"]}
 
 

@@ -86,10 +86,23 @@ def generate_docs(db_path: Path, out_dir: Path, parse_state: Path | None = None)
     return True, f"wrote {', '.join(DOCS_FILES)}"
 
 
+class DocsConfig(dg.Config):
+    """`generate: false` leaves the site as it is (a run that only needs the warehouse: the test suite's
+    fixture refreshes); the nightly job and `gpu-ledger run` generate it (when it is stale)."""
+
+    generate: bool = True
+
+
 @dg.asset(key=["serving", "dbt_docs"], deps=[publication], group_name="serving", kinds={"dbt"})
-def dbt_docs(context: dg.AssetExecutionContext, ledger: LedgerResource) -> dg.MaterializeResult:
+def dbt_docs(context: dg.AssetExecutionContext, ledger: LedgerResource, config: DocsConfig) -> dg.MaterializeResult:
     """HOME/dbt-docs/: index.html, manifest.json, catalog.json of the refreshed warehouse."""
     out_dir = ledger.paths.dbt_docs
+    if not config.generate:
+        # The fingerprint stays as it was, so the next run that generates sees a stale site and rebuilds it.
+        message = "not requested for this run (generate: false); the site on disk, if any, is left as it was"
+        context.log.info(f"dbt docs {message}")
+        return dg.MaterializeResult(metadata={"generated": False, "up_to_date": False, "folder": str(out_dir),
+                                              "message": message})
     try:
         key = docs_inputs_key(ledger.db_path)
     except Exception as exc:  # noqa: BLE001 - no manifest or no database: dbt says why below
