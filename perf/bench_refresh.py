@@ -101,10 +101,30 @@ def child(home: Path, inputs: Path) -> None:
         profile = json.loads((home / "last_refresh.json").read_text()).get("profile", {})
     except (OSError, ValueError):
         profile = {}
+    nodes = dbt_node_seconds(home)
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     largest_child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(json.dumps({"ok": ok, "reason": reason, "seconds": seconds, "cpu_s": cpu, "peak_rss_mb": peak_rss_mb(),
-                      "rss_own_mb": own, "rss_child_mb": largest_child, "profile": profile}))
+                      "rss_own_mb": own, "rss_child_mb": largest_child, "profile": profile,
+                      "dbt_nodes": nodes}))
+
+
+def dbt_node_seconds(home: Path, top: int = 8) -> dict:
+    """The dbt build's slowest nodes (seconds each, from the home's run_results.json) and the total."""
+    try:
+        results = json.loads((home / "dbt-target" / "run_results.json").read_text())["results"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    times = sorted(((r["unique_id"].split(".")[-1], r["execution_time"]) for r in results), key=lambda x: -x[1])
+    return {"nodes": len(times), "total_s": sum(t for _, t in times), "top": times[:top]}
+
+
+def print_dbt_nodes(label: str, r: dict) -> None:
+    """One line: the dbt build's node count, node-seconds and slowest nodes."""
+    nodes = r.get("dbt_nodes") or {}
+    if nodes:
+        print(f"{label} dbt nodes: {nodes['nodes']} nodes, {nodes['total_s']:.1f} node-s; slowest: "
+              + ", ".join(f"{name} {sec:.1f}" for name, sec in nodes["top"]), flush=True)
 
 
 def cpu_seconds() -> float:
@@ -161,6 +181,7 @@ def next_day(base: Path, name: str, inputs: Path, held: list[Path]) -> None:
               f"{'published' if r['ok'] else 'FAILED: ' + r['reason']}; load average after {load_average()}", flush=True)
         stages = r.get("profile", {}).get("stages_s", {})
         print(f"{name} {label} stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in stages.items()), flush=True)
+        print_dbt_nodes(f"{name} {label}", r)
     inc, idle = runs["next-day incremental"], runs["no new data"]
     print(f"next-day incremental / no-new-data refresh: {inc['seconds']:.1f} / {idle['seconds']:.1f} = "
           f"{inc['seconds'] / idle['seconds']:.2f}x (CPU {inc['cpu_s'] / idle['cpu_s']:.2f}x)")
@@ -203,6 +224,7 @@ def bench_fleet(base: Path, gpus: int, days: int, teams: int, seed: int, hold_ba
     stages = r.get("profile", {}).get("stages_s", {})
     if stages:
         print(f"{name} stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in stages.items()), flush=True)
+    print_dbt_nodes(name, r)
     return row
 
 
