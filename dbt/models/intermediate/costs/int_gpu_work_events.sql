@@ -114,8 +114,13 @@ all_work as (
 
 final as (
     select
+        -- Ties broken on every column that can differ, so a rebuild gives each row the same id (ordered by
+        -- gpu_hours alone, a failed run's work and its checkpoints, both failure_waste with equal hours,
+        -- swapped ids between builds of the same data: 2 of 28,853 rows at 256 GPUs x 30 days).
         md5(basis || '|' || source_kind || '|' || source_ref || '|' || component || '|' || cast(row_number() over (
-            partition by basis, source_kind, source_ref, component order by gpu_hours) as string)) as event_id,
+            partition by basis, source_kind, source_ref, component
+            order by gpu_hours, cause, event_at, workload_id, provider, gpu_model, pricing_category, team_id, pool_id,
+                     site) as string)) as event_id,
         basis,
         workload_id,
         source_kind,
