@@ -114,3 +114,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     prefetch.stop()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    """Where and when each heavy fixture was built (tests/prefetch.py), to see the suite's critical path."""
+    lines = prefetch.timeline()
+    if lines:
+        terminalreporter.write_sep("-", "prefetch jobs: where, start s, end s, name")
+        for line in lines:
+            terminalreporter.write_line(line)

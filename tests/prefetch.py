@@ -27,6 +27,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,12 +137,16 @@ class _Job:
     root: Path
     state: str = "pending"  # pending -> running -> done
     payload: tuple | None = field(default=None, repr=False)
+    where: str = ""  # "lane0", "lane1" or "pytest" (the test process itself)
+    began: float = 0.0
+    ended: float = 0.0
 
 
 class _Lane:
     """One long-lived worker process; started on first use, restarted if it dies."""
 
     def __init__(self, base: Path, index: int) -> None:
+        self.name = f"lane{index}"
         self.log = base / f"lane{index}.log"
         self.proc: subprocess.Popen | None = None
         self.done = None
@@ -216,6 +221,7 @@ class Prefetcher:
         self.order.sort(key=lambda n: -path[n])  # stable: ties keep the tests' order
         self.lanes = [_Lane(base, i) for i in range(LANES)]
         self.threads: list[threading.Thread] = []
+        self.started = time.monotonic()
 
     def stop(self) -> None:
         """End of session: stop the workers (a job still running only after an interrupted run)."""
@@ -249,6 +255,7 @@ class Prefetcher:
 
     def _execute(self, job: _Job, lane: _Lane | None) -> None:
         """Run one job (already marked running) in `lane`, or in this process; record its payload."""
+        job.where, job.began = (lane.name if lane else "pytest"), time.monotonic()
         try:
             deps = {d: self._value(d) for d in job.deps}
             if lane is None:
@@ -261,8 +268,14 @@ class Prefetcher:
         except BaseException:  # noqa: BLE001 - never leave a job 'running' for ever
             payload = ("error", traceback.format_exc())
         with self.cond:
-            job.payload, job.state = payload, "done"
+            job.payload, job.state, job.ended = payload, "done", time.monotonic()
             self.cond.notify_all()
+
+    def timeline(self) -> list[str]:
+        """One line per job that ran: where, start and end (s after the session's start), name."""
+        ran = sorted((j for j in self.jobs.values() if j.ended), key=lambda j: j.began)
+        return [f"{j.where:<7}{j.began - self.started:7.1f}{j.ended - self.started:8.1f}  {j.name}"
+                + ("" if j.payload and j.payload[0] == "ok" else "  (failed)") for j in ran]
 
     def _worker(self, lane: _Lane) -> None:
         while True:
@@ -278,6 +291,7 @@ class Prefetcher:
             self._execute(job, lane)
 
     def start(self) -> None:
+        self.started = time.monotonic()
         if self.jobs:
             from pipelines.dbt_project import parse_manifest
 
@@ -339,6 +353,11 @@ def result(name: str, tmp_path_factory) -> dict:
 def stop() -> None:
     if _PREFETCHER is not None:
         _PREFETCHER.stop()
+
+
+def timeline() -> list[str]:
+    """The session's jobs: where each ran, when (see Prefetcher.timeline)."""
+    return _PREFETCHER.timeline() if _PREFETCHER is not None else []
 
 
 def _skipped(item) -> bool:
