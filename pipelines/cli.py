@@ -131,6 +131,7 @@ def run(
     full_refresh: bool = typer.Option(False, "--full-refresh", help="rebuild every incremental model from all raw rows"),
     engine: str = typer.Option("duckdb", help="where dbt transforms run: duckdb (embedded) or spark (docs/spark.md)"),
     profile: bool = typer.Option(False, "--profile", help="print seconds per stage (also kept in last_refresh.json)"),
+    docs: bool = typer.Option(True, "--docs/--no-docs", help="regenerate HOME/dbt-docs when stale (~4 s); --no-docs leaves it"),
 ) -> None:
     """One refresh: land -> raw -> dbt build -> checks -> publish. Exit 0 only if published.
 
@@ -155,7 +156,7 @@ def run(
     # Printed first and flushed, so a piped run says what it is doing from its first second.
     console.print(f"refreshing {home_dir} from {inputs_dir} (log: {Home(home_dir).run_log})", soft_wrap=True)
     ok, run_id, reason = execute_refresh(home_dir, inputs_dir, full_refresh=full_refresh, backfill_from=backfill_from,
-                                         backfill_to=backfill_to, engine=engine, progress=True)
+                                         backfill_to=backfill_to, engine=engine, progress=True, docs=docs)
     if not ok:
         console.print(f"[red]refresh failed, publication withheld:[/red] {reason}")
         if Home(home_dir).serving_db.exists():

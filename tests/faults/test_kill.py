@@ -44,7 +44,7 @@ def _start(inputs: Path, home: Path, pause_before_rename: float = 0) -> subproce
     cli = ([str(REPO / ".venv" / "bin" / "python"), "-m", "tests.faults.paused_run", str(pause_before_rename)]
            if pause_before_rename else [str(GPU_LEDGER)])
     return subprocess.Popen(
-        [*cli, "run", "--inputs", str(inputs), "--home", str(home)],
+        [*cli, "run", "--no-docs", "--inputs", str(inputs), "--home", str(home)],
         cwd=REPO, start_new_session=True,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
