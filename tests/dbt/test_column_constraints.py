@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipelines.dbt_project import dbt_executable, require_manifest
+from pipelines.dbt_project import ledger_dbt_executable, require_manifest
 from warehouse.home import DBT_DIR
 
 
@@ -70,12 +70,14 @@ def _run_test(tmp_path: Path, ledger: Path, model: str) -> tuple[dict, list[tupl
     """Run `model`'s column_constraints test with dbt on `ledger`; its result and the rows it returns."""
     target = tmp_path / "target"
     target.mkdir()
-    # the repo's parse state: dbt parses partially instead of from scratch (~10 s)
+    # the repo's parse state: dbt parses partially instead of from scratch (~10 s); it applies because
+    # dbt runs as the pipeline runs it, inside the ledger's folder with the relative var (pipelines/dbt_entry.py)
     shutil.copy(DBT_DIR / "target" / "partial_parse.msgpack", target / "partial_parse.msgpack")
     done = subprocess.run(
-        [dbt_executable(), "test", "--select", f"test_name:column_constraints,{model}",
+        [ledger_dbt_executable(), "--in", str(ledger.parent), "test", "--select",
+         f"test_name:column_constraints,{model}",
          "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR), "--target-path", str(target),
-         "--log-path", str(tmp_path), "--vars", json.dumps({"ledger_db": str(ledger)})],
+         "--log-path", str(tmp_path), "--vars", json.dumps({"ledger_db": ledger.name})],
         capture_output=True, text=True, timeout=600, check=False)
     results = [r for r in json.loads((target / "run_results.json").read_text())["results"]
                if r["unique_id"].startswith("test.")]
