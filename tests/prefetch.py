@@ -34,7 +34,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-# name -> (builder "module:function", jobs it needs first, rough cost in full refreshes). The builder
+# name -> (builder "module:function", jobs it needs first, rough cost in full refreshes, from the
+# session timeline: a sample refresh ~1, the Spark build ~8, the kill sequence's four CLI runs ~5). The builder
 # gets its own empty folder (and, for dependent jobs, the results of its dependencies as keyword
 # arguments). The workers take the longest critical path first, so that the last job to finish is a
 # short one; the tests take (and run themselves) whatever they need that has not started yet.
@@ -44,13 +45,13 @@ JOBS: dict[str, tuple[str, tuple[str, ...], float]] = {
     "price_runs": ("tests.dbt.test_prices_models:build_price_runs", (), 2),
     "sample_run": ("tests.conftest:build_sample_run", (), 1.2),
     "focus_home": ("tests.conftest:build_focus_home", (), 1),
-    "kill_sequence": ("tests.faults.test_kill:build_kill_sequence", ("focus_home",), 3),
+    "kill_sequence": ("tests.faults.test_kill:build_kill_sequence", ("focus_home",), 5),
     "e2e_rerun": ("tests.pipeline.test_e2e:build_rerun", ("focus_home",), 1),
     "e2e_doctored": ("tests.pipeline.test_e2e:build_doctored", ("focus_home",), 0.8),
     "e2e_unreadable": ("tests.pipeline.test_e2e:build_unreadable", (), 1),
-    "incremental": ("tests.pipeline.test_incremental:build_refreshes", (), 3),
+    "incremental": ("tests.pipeline.test_incremental:build_refreshes", (), 4),
     "secret_run": ("tests.security.test_secrets:build_secret_run", (), 1),
-    "spark_run": ("tests.spark.test_spark_lane:build_spark_run", ("sample_run",), 3),
+    "spark_run": ("tests.spark.test_spark_lane:build_spark_run", ("sample_run",), 8),
     "chargeback_basis": ("tests.dbt.test_chargeback_basis:build_home", (), 1),
     "anomalies": ("tests.dbt.test_anomalies:build_home", (), 1),
     "showback_bridge": ("tests.dbt.test_showback_bridge:build_showback_home", (), 1),
