@@ -78,6 +78,13 @@ class Home:
         return self.root / "landing"
 
     @property
+    def landing_hashes(self) -> Path:
+        """sha256 of each input by path and stat (warehouse/landing.py), so unchanged inputs are not re-read."""
+        from warehouse.landing import HASH_CACHE  # one name for it: landing keeps it beside landing/
+
+        return self.root / HASH_CACHE
+
+    @property
     def reports(self) -> Path:
         return self.root / "reports"
 
