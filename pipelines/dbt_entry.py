@@ -31,7 +31,6 @@ def main(argv: list[str] | None = None) -> None:
         args = args[2:]
     from dbt.cli.main import cli  # here, not at the top: the pipeline imports DBT_LEDGER_VARS without dbt
 
-
     cli(args=args, prog_name="dbt")  # click exits the process with dbt's own return code
 
 
