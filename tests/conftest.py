@@ -120,6 +120,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     """Where and when each heavy fixture was built (tests/prefetch.py), to see the suite's critical path."""
     lines = prefetch.timeline()
     if lines:
-        terminalreporter.write_sep("-", "prefetch jobs: where, start s, end s, name")
+        terminalreporter.write_sep("-", "prefetch jobs: where, start s, end s, CPU s, name")
         for line in lines:
             terminalreporter.write_line(line)
+        # The whole box is what CI waits on: the lanes' CPU above plus this process's own tests.
+        terminalreporter.write_line(f"pytest process CPU s (itself and the children it waited for): "
+                                    f"{prefetch._cpu_seconds():.1f}")

@@ -23,6 +23,7 @@ import importlib
 import json
 import os
 import pickle
+import resource
 import signal
 import subprocess
 import sys
@@ -98,16 +99,23 @@ def _call(target: str, root: Path, deps: dict[str, dict]) -> dict:
     return getattr(importlib.import_module(module), func)(root, **deps)
 
 
-def _run_job(target: str, root: Path, deps: dict[str, dict]) -> tuple[str, object]:
-    """One job on its own empty folder `root/work`; ("ok", result) or ("error", traceback).
+def _cpu_seconds() -> float:
+    """User + system CPU of this process and of its children that were waited for (dbt, the CLI)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _run_job(target: str, root: Path, deps: dict[str, dict]) -> tuple[str, object, float]:
+    """One job on its own empty folder `root/work`; ("ok", result, cpu s) or ("error", traceback, cpu s).
     The process environment and working directory are put back afterwards (jobs share a worker)."""
     work = root / "work"  # the builder's own empty folder (the job's bookkeeping stays outside it)
     work.mkdir()
     env, cwd = dict(os.environ), os.getcwd()
+    cpu = _cpu_seconds()
     try:
-        return "ok", _call(target, work, deps)
+        return "ok", _call(target, work, deps), _cpu_seconds() - cpu
     except BaseException:  # noqa: BLE001 - reported to the fixture that asks for it
-        return "error", traceback.format_exc()
+        return "error", traceback.format_exc(), _cpu_seconds() - cpu
     finally:
         os.environ.clear()
         os.environ.update(env)
@@ -183,7 +191,7 @@ class _Lane:
         returncode = self.proc.wait()
         self.proc = None
         tail = self.log.read_text(errors="replace")[-5000:]
-        return "error", f"{job.name}: worker process exited {returncode}:\n{tail}"
+        return "error", f"{job.name}: worker process exited {returncode}:\n{tail}", None
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -229,7 +237,7 @@ class Prefetcher:
         with self.cond:
             for job in self.jobs.values():
                 if job.state == "pending":
-                    job.state, job.payload = "done", ("error", "session ended")
+                    job.state, job.payload = "done", ("error", "session ended", None)
             self.cond.notify_all()
         for lane in self.lanes:
             lane.stop()
@@ -267,16 +275,23 @@ class Prefetcher:
                     pickle.dump(deps, fh)
                 payload = lane.run(job, deps_file, out)
         except BaseException:  # noqa: BLE001 - never leave a job 'running' for ever
-            payload = ("error", traceback.format_exc())
+            payload = ("error", traceback.format_exc(), None)
         with self.cond:
             job.payload, job.state, job.ended = payload, "done", time.monotonic()
             self.cond.notify_all()
 
     def timeline(self) -> list[str]:
-        """One line per job that ran: where, start and end (s after the session's start), name."""
+        """One line per job that ran: where, start and end (s after the session's start), CPU s, name.
+
+        CPU is the job's process and the children it waited for (a refresh's dbt, the kill sequence's
+        CLI runs); what their own children leave running, such as Spark's JVM, is not in it."""
         ran = sorted((j for j in self.jobs.values() if j.ended), key=lambda j: j.began)
-        return [f"{j.where:<7}{j.began - self.started:7.1f}{j.ended - self.started:8.1f}  {j.name}"
-                + ("" if j.payload and j.payload[0] == "ok" else "  (failed)") for j in ran]
+        lines = []
+        for j in ran:
+            cpu = j.payload[2] if j.payload and j.payload[2] is not None else float("nan")
+            lines.append(f"{j.where:<7}{j.began - self.started:7.1f}{j.ended - self.started:8.1f}{cpu:8.1f}  {j.name}"
+                         + ("" if j.payload and j.payload[0] == "ok" else "  (failed)"))
+        return lines
 
     def _worker(self, lane: _Lane) -> None:
         while True:
@@ -303,7 +318,7 @@ class Prefetcher:
                 self.threads.append(thread)
 
     def _value(self, name: str) -> dict:
-        status, value = self.jobs[name].payload
+        status, value, _cpu = self.jobs[name].payload
         if status != "ok":
             raise RuntimeError(f"building fixture {name!r} failed:\n{value}")
         return value
