@@ -225,7 +225,7 @@ fleet as (
         and unioned.host is not null
         and (bill_hosts.resource_name = lower(unioned.host)
              or bill_hosts.resource_id = lower(unioned.host)
-             or bill_hosts.resource_id like '%/' || lower(unioned.host))
+             or right(bill_hosts.resource_id, length(unioned.host) + 1) = '/' || lower(unioned.host))
     qualify row_number() over (
         partition by unioned.gpu_key, unioned.hour_start, unioned.allocation_key order by bill_hosts.x_charge_key
     ) = 1

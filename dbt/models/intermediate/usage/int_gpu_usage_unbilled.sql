@@ -55,7 +55,7 @@ bill_keys as (
     select 'host', resource_id, '', ChargePeriodStart, ChargePeriodEnd
     from bill_lines where resource_id is not null
     union all
-    -- `like '%/' || host`: the part after the last '/' (for a host without a '/' of its own)
+    -- the part after the last '/' (for a host without a '/' of its own)
     select 'host', regexp_extract(resource_id, '/([^/]*)$', 1), '', ChargePeriodStart, ChargePeriodEnd
     from bill_lines where resource_id like '%/%'
     union all
@@ -84,7 +84,7 @@ bill_covered as (
     from usage
     inner join bill_lines
         on (bill_lines.resource_name = lower(usage.host) or bill_lines.resource_id = lower(usage.host)
-            or bill_lines.resource_id like '%/' || lower(usage.host))
+            or right(bill_lines.resource_id, length(usage.host) + 1) = '/' || lower(usage.host))
         and bill_lines.ChargePeriodStart < usage.hour_start + interval 1 hour
         and bill_lines.ChargePeriodEnd > usage.hour_start
     where instr(usage.host, '/') > 0
