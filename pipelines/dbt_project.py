@@ -16,16 +16,20 @@ from warehouse.home import DBT_DIR
 ledger_dbt = DbtProject(project_dir=DBT_DIR, profiles_dir=DBT_DIR)
 
 
+def _venv_script(name: str) -> str:
+    """A console script of the running virtual environment (else whatever PATH finds by that name)."""
+    candidate = Path(sys.executable).parent / name
+    return str(candidate) if candidate.exists() else name
+
+
 def dbt_executable() -> str:
     """The dbt entry point of the running virtual environment."""
-    candidate = Path(sys.executable).parent / "dbt"
-    return str(candidate) if candidate.exists() else "dbt"
+    return _venv_script("dbt")
 
 
 def ledger_dbt_executable() -> str:
     """`gpu-ledger-dbt`: dbt started inside a warehouse home (`pipelines/dbt_entry.py` says why)."""
-    candidate = Path(sys.executable).parent / "gpu-ledger-dbt"
-    return str(candidate) if candidate.exists() else "gpu-ledger-dbt"
+    return _venv_script("gpu-ledger-dbt")
 
 
 # Written next to the parse: the vars it was parsed with. The partial-parse state the pipeline copies
