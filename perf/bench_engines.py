@@ -22,18 +22,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipelines.dbt_project import dbt_executable
+from pipelines.dbt_project import ledger_dbt_executable
 from pipelines.engines import prepare_engine, publish_engine_marts
 from tests.compare import compare_marts
 from warehouse.home import BUNDLED_INPUTS, DBT_DIR
 
 
-def dbt_build(env: dict[str, str], *args: str) -> tuple[float, int, int]:
-    """Seconds, nodes that succeeded, nodes that did not, for one `dbt build`."""
+def dbt_build(home: Path, dbt_vars: dict[str, str], *args: str) -> tuple[float, int, int]:
+    """Seconds, nodes that succeeded, nodes that did not, for one `dbt build` run inside `home` (as the
+    pipeline runs it: the profile reads the ledger and the Spark folders from `dbt_vars`, never the environment)."""
     t0 = time.perf_counter()
-    done = subprocess.run([dbt_executable(), "build", "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR),
-                           "--target-path", "target-bench", *args], cwd=DBT_DIR, env=env, capture_output=True, text=True,
-                          check=False)
+    env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    done = subprocess.run([ledger_dbt_executable(), "--in", str(home), "build", "--project-dir", str(DBT_DIR),
+                           "--profiles-dir", str(DBT_DIR), "--target-path", str(DBT_DIR / "target-bench"),
+                           "--vars", json.dumps(dbt_vars, sort_keys=True), *args],
+                          env=env, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - t0
     results = json.loads((DBT_DIR / "target-bench" / "run_results.json").read_text())["results"]
     ok = sum(r["status"] in ("success", "pass", "warn") for r in results)
@@ -53,15 +56,15 @@ def main() -> None:
 
         ok, _, reason = execute_refresh(home, args.inputs)
         assert ok, reason
-    env = {**os.environ, "GPU_LEDGER_DB": str(db), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
     try:
-        duck_s, duck_ok, duck_bad = dbt_build(env, "--full-refresh")
+        duck_s, duck_ok, duck_bad = dbt_build(home, prepare_engine("duckdb", home, db), "--full-refresh")
         reference = home / "ledger_duckdb_marts.duckdb"
         shutil.copy(db, reference)
         t0 = time.perf_counter()
-        spark_env = {**env, **prepare_engine("spark", home, db)}
+        spark_vars = prepare_engine("spark", home, db)
         export_s = time.perf_counter() - t0
-        spark_s, spark_ok, spark_bad = dbt_build(spark_env, "--target", "spark", "--exclude-resource-type", "unit_test")
+        spark_s, spark_ok, spark_bad = dbt_build(home, spark_vars, "--target", "spark", "--exclude-resource-type",
+                                                 "unit_test")
         t0 = time.perf_counter()
         imported = publish_engine_marts("spark", home, db)
         import_s = time.perf_counter() - t0

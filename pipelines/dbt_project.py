@@ -63,7 +63,7 @@ def parse_manifest(force: bool = False) -> Path:
         done = subprocess.run(
             [dbt_executable(), "parse", "--quiet", "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR),
              "--vars", parse_vars],
-            cwd=DBT_DIR, env=env, capture_output=True, text=True,
+            check=False, cwd=DBT_DIR, env=env, capture_output=True, text=True,
         )
         if done.returncode != 0:
             raise RuntimeError(f"dbt parse failed:\n{done.stdout}\n{done.stderr}")
