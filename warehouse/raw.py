@@ -5,9 +5,7 @@ Idempotent by construction: a landed file's rows are replaced in one transaction
 
 from __future__ import annotations
 
-import queue
-import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -137,60 +135,6 @@ def replace_file(
     return loaded
 
 
-_DONE = object()
-
-
-def read_ahead(batches: Iterable[pa.Table], depth: int = 1) -> Iterator[pa.Table]:
-    """`batches`, produced by a background thread up to `depth` batches ahead of the consumer.
-
-    The parse of batch k+1 (DuckDB's CSV read and numpy, both releasing the GIL) overlaps the
-    insert of batch k (DuckDB, GIL released), so a file's load uses both cores instead of running
-    the two one after the other. Memory holds at most `depth` + 2 batches. An exception in the
-    producer is raised here, in file order; when the consumer stops early the producer stops too."""
-    slots: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    source = iter(batches)
-
-    def produce() -> None:
-        try:
-            for batch in source:
-                while not stop.is_set():
-                    try:
-                        slots.put(batch, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    close = getattr(source, "close", None)
-                    if close is not None:  # a generator's `finally` (its reader connection) runs now
-                        close()
-                    return
-            item: object = _DONE
-        except BaseException as exc:  # handed to the consumer, raised there
-            item = exc
-        while not stop.is_set():
-            try:
-                slots.put(item, timeout=0.1)
-                return
-            except queue.Full:
-                continue
-
-    worker = threading.Thread(target=produce, name="gpu-ledger-read-ahead", daemon=True)
-    worker.start()
-    try:
-        while True:
-            item = slots.get()
-            if item is _DONE:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        worker.join()
-
-
 def replace_file_batches(
     con: duckdb.DuckDBPyConnection,
     parsed: BatchedParse,
@@ -202,8 +146,7 @@ def replace_file_batches(
     each: Callable[[pa.Table], pa.Table] = lambda t: t,
 ) -> tuple[int, StreamEnd]:
     """`replace_file` for a parse in bounded batches: one transaction, one insert per batch (so
-    memory holds a few batches, not the file; the next batch is parsed while this one is inserted:
-    `read_ahead`), then the parser's end-of-file corrections: delete the
+    memory holds one batch, not the file), then the parser's end-of-file corrections: delete the
     rows it dropped (duplicates) and move line numbers past the lines its reader rejected.
     `each` is applied to every batch before its insert (the credential scrub)."""
     family_tables = [t for t, spec in contracts().items() if spec["family"] == family]
@@ -215,7 +158,7 @@ def replace_file_batches(
         for t in family_tables:
             con.execute(f"delete from raw.{_quote(t)} where _file_hash = ?", [file_hash])
         loaded = 0
-        for batch in read_ahead(parsed.batches()):
+        for batch in parsed.batches():
             loaded += insert_rows(con, parsed.table, each(batch), file_hash=file_hash, source_file=source_file,
                                   fmt=fmt)
         end = parsed.finish()
