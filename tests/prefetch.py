@@ -36,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 # name -> (builder "module:function", jobs it needs first, rough cost in full refreshes, from the
-# session timeline: a sample refresh ~1, the Spark build ~8, the kill sequence's four CLI runs ~5). The builder
+# session timeline: a sample refresh ~1, the Spark build ~8, the kill sequence's three CLI runs ~4). The builder
 # gets its own empty folder (and, for dependent jobs, the results of its dependencies as keyword
 # arguments). The workers take the longest critical path first, so that the last job to finish is a
 # short one; the tests take (and run themselves) whatever they need that has not started yet.
@@ -46,7 +46,7 @@ JOBS: dict[str, tuple[str, tuple[str, ...], float]] = {
     "price_runs": ("tests.dbt.test_prices_models:build_price_runs", (), 2),
     "sample_run": ("tests.conftest:build_sample_run", (), 1.2),
     "focus_home": ("tests.conftest:build_focus_home", (), 1),
-    "kill_sequence": ("tests.faults.test_kill:build_kill_sequence", ("focus_home",), 5),
+    "kill_sequence": ("tests.faults.test_kill:build_kill_sequence", ("focus_home",), 4),
     "e2e_rerun": ("tests.pipeline.test_e2e:build_rerun", ("focus_home",), 1),
     "e2e_doctored": ("tests.pipeline.test_e2e:build_doctored", ("focus_home",), 0.8),
     "e2e_unreadable": ("tests.pipeline.test_e2e:build_unreadable", (), 1),

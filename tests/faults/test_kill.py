@@ -8,13 +8,17 @@ reaches the dbt child too):
 
   1. the shared first refresh, copied          -> publication A
   2. run, SIGKILL while `dbt build` runs      -> serving.duckdb must still be A, byte for byte
-  3. run to completion (stale WAL/lock of 2)  -> publication B
-  4. run, SIGKILL while paused before the publish rename (tests/faults/paused_run.py patches
-     the pause into warehouse/publish.py in the test's own process) -> still B, byte for byte
-  5. run to completion while a dashboard-like reader thread opens serving.duckdb read-only,
+  3. run over what 2 left (its WAL and lock), SIGKILL while paused before the publish rename
+     (tests/faults/paused_run.py patches the pause into warehouse/publish.py in the test's own
+     process): it got through dbt build and the checks to the pause, and serving.duckdb is still
+     A, byte for byte
+  4. run to completion while a dashboard-like reader thread opens serving.duckdb read-only,
      counts fct_chargeback_monthly and closes, in a loop: it must never see an error
-A, B and the result of 5 are three consecutive completed runs on the same inputs: their
-published marts must be identical.
+A and the result of 4 are completed runs on the same inputs, with two killed runs between them:
+their published marts must be identical.
+
+(Until session 7 a full run sat between 2 and 3, as the reference for 3. Run 3 reaching the publish
+pause proves the same recovery, and the suite is CPU-bound: one CLI refresh is ~45 CPU s.)
 """
 
 from __future__ import annotations
@@ -118,11 +122,8 @@ def build_kill_sequence(root: Path, focus_home: dict) -> dict:
     seen["leftovers_dbt_kill"] = sorted(p.name for p in home.iterdir())
     seen["state_after_dbt_kill"] = attempt_state(read_status(home))
 
-    _run(inputs, home)  # 3: must complete over whatever the killed writer left
-    seen["B"] = published_tables(serving)
-    good = serving.read_bytes()
-
-    proc = _start(inputs, home, pause_before_rename=120)  # 4: killed before the rename
+    # 3: over whatever the killed writer left, through dbt build and the checks; killed before the rename
+    proc = _start(inputs, home, pause_before_rename=120)
     log = home / "logs" / "last_run.log"
     _kill_when(proc, lambda: log.exists() and "test hook:" in log.read_text(errors="replace"), "the publish pause")
     seen["after_publish_kill"] = (serving.read_bytes() == good, _opens_read_only(serving))
@@ -144,11 +145,11 @@ def build_kill_sequence(root: Path, focus_home: dict) -> dict:
     thread = threading.Thread(target=reader, daemon=True)
     thread.start()
     try:
-        _run(inputs, home)  # 5: the dashboard keeps reading through the refresh and the swap
+        _run(inputs, home)  # 4: the dashboard keeps reading through the refresh and the swap
     finally:
         stop.set()
         thread.join(timeout=30)
-    seen["C"] = published_tables(serving)
+    seen["B"] = published_tables(serving)
     seen["reader"] = (reads[0], errors)
     seen["leftovers_final"] = sorted(p.name for p in home.iterdir())
     return seen
@@ -186,7 +187,7 @@ def test_dashboard_reader_never_sees_an_error(kill_sequence: dict) -> None:
     assert errors == [] and reads > 10
 
 
-def test_three_completed_runs_publish_identical_marts(kill_sequence: dict) -> None:
-    a, b, c = kill_sequence["A"], kill_sequence["B"], kill_sequence["C"]
-    assert a == b == c
+def test_completed_runs_around_two_kills_publish_identical_marts(kill_sequence: dict) -> None:
+    a, b = kill_sequence["A"], kill_sequence["B"]
+    assert a == b
     assert len(a["ledger_focus"]) == 1000
