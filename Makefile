@@ -28,8 +28,9 @@ setup: $(STAMP)
 run: setup
 	$(VENV)/bin/gpu-ledger run
 
+# --durations: the slowest tests in the log, next to the prefetch timeline (CI time, issue 23).
 test: setup browser java focus-validator
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q --durations=25
 
 # The Spark lane alone: the bundled samples built on Spark must equal the DuckDB build (issue 11).
 test-spark: setup java

@@ -64,16 +64,36 @@ check_runs as (
     )
 ),
 
+-- a bill line's host keys (ResourceName, ResourceId, its last path segment) as rows: one equi-join on
+-- (hour, key), as in int_gpu_usage_hourly; a host with a '/' of its own keeps the general match
+bill_host_keys as (
+    select hour_start, pool_id, resource_name as host_key
+    from {{ ref('int_gpu_billing_hours_mapped') }} where resource_name is not null
+    union
+    select hour_start, pool_id, resource_id
+    from {{ ref('int_gpu_billing_hours_mapped') }} where resource_id is not null
+    union
+    select hour_start, pool_id, regexp_extract(resource_id, '/([^/]*)$', 1)
+    from {{ ref('int_gpu_billing_hours_mapped') }} where resource_id like '%/%'
+),
+
 check_fleet as (
     select distinct 'usage on bill host ' || usage.host || ' in pool ' || usage.pool_id
                || ', not the bill pool ' || bill.pool_id as failure, usage.gpu_key as ref
     from {{ ref('int_gpu_usage_hourly') }} as usage
+    inner join bill_host_keys as bill
+        on bill.hour_start = usage.hour_start
+        and bill.host_key = lower(usage.host)
+    where usage.pool_id <> bill.pool_id and instr(usage.host, '/') = 0
+    union
+    select distinct 'usage on bill host ' || usage.host || ' in pool ' || usage.pool_id
+               || ', not the bill pool ' || bill.pool_id, usage.gpu_key
+    from {{ ref('int_gpu_usage_hourly') }} as usage
     inner join {{ ref('int_gpu_billing_hours_mapped') }} as bill
         on bill.hour_start = usage.hour_start
-        and usage.host is not null
         and (bill.resource_name = lower(usage.host) or bill.resource_id = lower(usage.host)
-             or bill.resource_id like '%/' || lower(usage.host))
-    where usage.pool_id <> bill.pool_id
+             or right(bill.resource_id, length(usage.host) + 1) = '/' || lower(usage.host))
+    where usage.pool_id <> bill.pool_id and instr(usage.host, '/') > 0
 ),
 
 line_totals as (

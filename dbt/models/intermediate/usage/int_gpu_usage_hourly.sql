@@ -210,25 +210,57 @@ bill_hosts as (
     from {{ ref('int_gpu_billing_hours_mapped') }}
 ),
 
-fleet as (
+-- Each bill line's host keys (ResourceName, ResourceId, ResourceId's last path segment) as rows, so
+-- usage meets them in one equi-join on (hour, key). One join with the three conditions OR'ed compared
+-- every usage row with every bill line of its hour (issue 23).
+bill_host_keys as (
+    select x_charge_key, hour_start, pool_id, team_id, workload_id, resource_name as host_key
+    from bill_hosts where resource_name is not null
+    union
+    select x_charge_key, hour_start, pool_id, team_id, workload_id, resource_id
+    from bill_hosts where resource_id is not null
+    union
+    select x_charge_key, hour_start, pool_id, team_id, workload_id, regexp_extract(resource_id, '/([^/]*)$', 1)
+    from bill_hosts where resource_id like '%/%'
+),
+
+fleet_matches as (
+    select
+        unioned.gpu_key,
+        unioned.hour_start,
+        unioned.allocation_key,
+        keys.x_charge_key,
+        keys.pool_id as bill_pool_id,
+        keys.team_id as bill_team_id,
+        keys.workload_id as bill_workload_id
+    from unioned
+    inner join bill_host_keys as keys
+        on keys.hour_start = unioned.hour_start
+        and keys.host_key = lower(unioned.host)
+    where instr(unioned.host, '/') = 0
+    union all
+    -- rare: a host with a '/' of its own (its last segment is not the host) keeps the general match
     select
         unioned.gpu_key,
         unioned.hour_start,
         unioned.allocation_key,
         bill_hosts.x_charge_key,
-        bill_hosts.pool_id as bill_pool_id,
-        bill_hosts.team_id as bill_team_id,
-        bill_hosts.workload_id as bill_workload_id
+        bill_hosts.pool_id,
+        bill_hosts.team_id,
+        bill_hosts.workload_id
     from unioned
     inner join bill_hosts
         on bill_hosts.hour_start = unioned.hour_start
-        and unioned.host is not null
         and (bill_hosts.resource_name = lower(unioned.host)
              or bill_hosts.resource_id = lower(unioned.host)
              or right(bill_hosts.resource_id, length(unioned.host) + 1) = '/' || lower(unioned.host))
-    qualify row_number() over (
-        partition by unioned.gpu_key, unioned.hour_start, unioned.allocation_key order by bill_hosts.x_charge_key
-    ) = 1
+    where instr(unioned.host, '/') > 0
+),
+
+fleet as (
+    select *
+    from fleet_matches
+    qualify row_number() over (partition by gpu_key, hour_start, allocation_key order by x_charge_key) = 1
 ),
 
 final as (
