@@ -6,9 +6,8 @@ import contextlib
 import os
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Optional
 
 import duckdb
 import typer
@@ -111,7 +110,7 @@ def execute_refresh(
 def _new_run_log(paths: Home) -> Path:
     """HOME/logs/run-<UTC time>-<pid>.log for this run; HOME/logs/last_run.log points at it."""
     paths.logs.mkdir(exist_ok=True)
-    log_path = paths.logs / f"run-{datetime.now(timezone.utc):%Y%m%dT%H%M%S.%fZ}-{os.getpid()}.log"
+    log_path = paths.logs / f"run-{datetime.now(UTC):%Y%m%dT%H%M%S.%fZ}-{os.getpid()}.log"
     log_path.touch()
     link = paths.run_log.with_name(f".{paths.run_log.name}.{os.getpid()}")
     link.unlink(missing_ok=True)
@@ -122,11 +121,11 @@ def _new_run_log(paths: Home) -> Path:
 
 @app.command()
 def run(
-    inputs: Optional[Path] = typer.Option(None, help="inputs folder (billing/, usage/, ...); default: bundled samples"),
-    home: Optional[Path] = typer.Option(None, help="warehouse home; default GPU_LEDGER_HOME or ./warehouse/home"),
-    from_day: Optional[datetime] = typer.Option(  # noqa: B008
+    inputs: Path | None = typer.Option(None, help="inputs folder (billing/, usage/, ...); default: bundled samples"),
+    home: Path | None = typer.Option(None, help="warehouse home; default GPU_LEDGER_HOME or ./warehouse/home"),
+    from_day: datetime | None = typer.Option(  # noqa: B008
         None, "--from", formats=["%Y-%m-%d"], help="backfill: also re-process UTC days from this one (YYYY-MM-DD)"),
-    to_day: Optional[datetime] = typer.Option(  # noqa: B008
+    to_day: datetime | None = typer.Option(  # noqa: B008
         None, "--to", formats=["%Y-%m-%d"], help="backfill: ... through this one (default: --from)"),
     full_refresh: bool = typer.Option(False, "--full-refresh", help="rebuild every incremental model from all raw rows"),
     engine: str = typer.Option("duckdb", help="where dbt transforms run: duckdb (embedded) or spark (docs/spark.md)"),
@@ -174,7 +173,7 @@ def run(
 
 @app.command()
 def dashboard(
-    home: Optional[Path] = typer.Option(None, help="warehouse home holding serving.duckdb"),
+    home: Path | None = typer.Option(None, help="warehouse home holding serving.duckdb"),
     port: int = typer.Option(8501, help="port on 127.0.0.1"),
 ) -> None:
     """Start the Streamlit dashboard on 127.0.0.1 (reads serving.duckdb read-only)."""
@@ -191,9 +190,9 @@ def dashboard(
 
 @app.command()
 def report(
-    team: Optional[str] = typer.Option(None, help="only this team (default: every team)"),
-    month: Optional[str] = typer.Option(None, help="YYYY-MM (default: every month published)"),
-    home: Optional[Path] = typer.Option(None, help="warehouse home holding serving.duckdb"),
+    team: str | None = typer.Option(None, help="only this team (default: every team)"),
+    month: str | None = typer.Option(None, help="YYYY-MM (default: every month published)"),
+    home: Path | None = typer.Option(None, help="warehouse home holding serving.duckdb"),
 ) -> None:
     """Write per-team chargeback/showback reports (HTML + CSV) from the published copy."""
     from reporting.team_reports import write_team_reports
@@ -216,7 +215,7 @@ def report(
 @app.command()
 def decide(
     workload: str = typer.Option(..., help="workload id from the registry"),
-    home: Optional[Path] = typer.Option(None, help="warehouse home holding serving.duckdb"),
+    home: Path | None = typer.Option(None, help="warehouse home holding serving.duckdb"),
 ) -> None:
     """Write a dated decision record (Markdown + JSON) for a workload's GPU / API route choice."""
     from reporting.decisions import DecisionDataMissing, write_decision_record
@@ -235,7 +234,7 @@ def decide(
 
 
 @app.command()
-def status(home: Optional[Path] = typer.Option(None, help="warehouse home")) -> None:
+def status(home: Path | None = typer.Option(None, help="warehouse home")) -> None:
     """The last refresh, the publication it left in place, and the age of that publication."""
     from pipelines.cli_alerts import print_open_alerts
     from pipelines.outcome import attempt_state
@@ -264,7 +263,7 @@ def status(home: Optional[Path] = typer.Option(None, help="warehouse home")) -> 
         raise typer.Exit(1)
     failed = serving.query(paths.serving_db, "select check_name, status, detail from check_results "
                                              "where status <> 'pass' order by status, check_name")
-    age = datetime.now(timezone.utc).replace(tzinfo=None) - pub["published_at"]
+    age = datetime.now(UTC).replace(tzinfo=None) - pub["published_at"]
     console.print(f"publication: run {pub['run_id']} at {pub['published_at']:%Y-%m-%d %H:%M} UTC "
                   f"({age.total_seconds() / 3600:.1f} h old)")
     console.print(checks_line({"run": pub["checks_run"], "pass": pub["checks_passed"], "warn": pub.get("checks_warned", 0),
@@ -277,8 +276,8 @@ def status(home: Optional[Path] = typer.Option(None, help="warehouse home")) -> 
 
 @app.command()
 def rejects(
-    home: Optional[Path] = typer.Option(None, help="warehouse home"),
-    source: Optional[str] = typer.Option(None, help="only this source family"),
+    home: Path | None = typer.Option(None, help="warehouse home"),
+    source: str | None = typer.Option(None, help="only this source family"),
 ) -> None:
     """List quarantined rows and files (from the working database)."""
     from rich.table import Table
@@ -323,9 +322,9 @@ app.add_typer(export_app, name="export")
 @export_app.command("focus")
 def export_focus_command(
     out: Path = typer.Option(..., help="folder to write focus_<YYYY-MM>.<format> files into"),
-    home: Optional[Path] = typer.Option(None, help="warehouse home holding serving.duckdb"),
+    home: Path | None = typer.Option(None, help="warehouse home holding serving.duckdb"),
     format: str = typer.Option("parquet", "--format", help="parquet (default) or csv"),
-    month: Optional[str] = typer.Option(None, help="only this billing period, YYYY-MM (default: every month)"),
+    month: str | None = typer.Option(None, help="only this billing period, YYYY-MM (default: every month)"),
 ) -> None:
     """Write the published ledger as FOCUS 1.3 (split allocation rows included), one file per billing period."""
     from warehouse.export import FORMATS, export_focus
