@@ -125,4 +125,4 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             terminalreporter.write_line(line)
         # The whole box is what CI waits on: the lanes' CPU above plus this process's own tests.
         terminalreporter.write_line(f"pytest process CPU s (itself and the children it waited for): "
-                                    f"{prefetch._cpu_seconds():.1f}")
+                                    f"{prefetch.cpu_seconds():.1f}")

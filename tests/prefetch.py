@@ -99,7 +99,7 @@ def _call(target: str, root: Path, deps: dict[str, dict]) -> dict:
     return getattr(importlib.import_module(module), func)(root, **deps)
 
 
-def _cpu_seconds() -> float:
+def cpu_seconds() -> float:
     """User + system CPU of this process and of its children that were waited for (dbt, the CLI)."""
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
@@ -111,11 +111,11 @@ def _run_job(target: str, root: Path, deps: dict[str, dict]) -> tuple[str, objec
     work = root / "work"  # the builder's own empty folder (the job's bookkeeping stays outside it)
     work.mkdir()
     env, cwd = dict(os.environ), os.getcwd()
-    cpu = _cpu_seconds()
+    cpu = cpu_seconds()
     try:
-        return "ok", _call(target, work, deps), _cpu_seconds() - cpu
+        return "ok", _call(target, work, deps), cpu_seconds() - cpu
     except BaseException:  # noqa: BLE001 - reported to the fixture that asks for it
-        return "error", traceback.format_exc(), _cpu_seconds() - cpu
+        return "error", traceback.format_exc(), cpu_seconds() - cpu
     finally:
         os.environ.clear()
         os.environ.update(env)
