@@ -56,7 +56,7 @@ def parse(path: Path) -> ParseOutput:
         out.tables["billing_invoices"] = con.execute(
             "select * exclude (raw_period, raw_total) from typed "
             "where BillingPeriodStart is not null and InvoiceTotal is not null"
-        ).fetch_arrow_table()
+        ).to_arrow_table()
         return out
     finally:
         con.close()

@@ -36,7 +36,7 @@ def _raw_asset(family: str) -> dg.AssetsDefinition:
     def _load(context: dg.AssetExecutionContext, ledger: LedgerResource):
         con = ledger.connect()
         try:
-            summary = ingest_family(con, family, ledger.landing_dir, context.run_id)
+            summary = ingest_family(con, family, ledger.landing_dir, context.run.run_id)
         finally:
             con.close()
         for problem in summary.problems:

@@ -15,8 +15,8 @@ MART_KEYS = sorted((k for k in ledger_dbt_assets.keys if k.path[0] == "marts"), 
 @dg.asset(key=["serving", "publication"], deps=MART_KEYS, group_name="serving", kinds={"duckdb"})
 def publication(context: dg.AssetExecutionContext, ledger: LedgerResource) -> dg.MaterializeResult:
     """Copy the validated marts into serving.duckdb (new file, then atomic rename)."""
-    started = datetime.fromtimestamp(context.instance.get_run_stats(context.run_id).start_time or 0, tz=timezone.utc)
-    counts = publish(ledger.db_path, ledger.serving_path, context.run_id, started)
+    started = datetime.fromtimestamp(context.instance.get_run_stats(context.run.run_id).start_time or 0, tz=timezone.utc)
+    counts = publish(ledger.db_path, ledger.serving_path, context.run.run_id, started)
     return dg.MaterializeResult(metadata={"serving_path": str(ledger.serving_path), **{
         f"rows.{k}": v for k, v in counts.items()}})
 

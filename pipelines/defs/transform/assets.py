@@ -150,7 +150,7 @@ def ledger_dbt_assets(
     run_results = invocation.get_artifact("run_results.json")
     DBT_NODE_SECONDS.clear()
     DBT_NODE_SECONDS.update(dbt_node_seconds(run_results))
-    counts = _record_dbt_results(ledger, context.run_id, run_results)
+    counts = _record_dbt_results(ledger, context.run.run_id, run_results)
     failed = counts["fail"] + counts["error"]
     context.log.info(f"dbt tests: {counts['pass']} passed, {counts['warn']} warnings, {failed} failed")
     if not invocation.is_successful():
