@@ -64,17 +64,10 @@ check_runs as (
     )
 ),
 
--- a bill line's host keys (ResourceName, ResourceId, its last path segment) as rows: one equi-join on
--- (hour, key), as in int_gpu_usage_hourly; a host with a '/' of its own keeps the general match
+-- a bill line's host keys as rows (macro bill_host_keys), one equi-join on (hour, key), as in
+-- int_gpu_usage_hourly; a host with a '/' of its own keeps the general match (host_is_bill_resource)
 bill_host_keys as (
-    select hour_start, pool_id, resource_name as host_key
-    from {{ ref('int_gpu_billing_hours_mapped') }} where resource_name is not null
-    union
-    select hour_start, pool_id, resource_id
-    from {{ ref('int_gpu_billing_hours_mapped') }} where resource_id is not null
-    union
-    select hour_start, pool_id, regexp_extract(resource_id, '/([^/]*)$', 1)
-    from {{ ref('int_gpu_billing_hours_mapped') }} where resource_id like '%/%'
+    {{ bill_host_keys(ref('int_gpu_billing_hours_mapped'), ['hour_start', 'pool_id']) }}
 ),
 
 check_fleet as (
@@ -91,8 +84,7 @@ check_fleet as (
     from {{ ref('int_gpu_usage_hourly') }} as usage
     inner join {{ ref('int_gpu_billing_hours_mapped') }} as bill
         on bill.hour_start = usage.hour_start
-        and (bill.resource_name = lower(usage.host) or bill.resource_id = lower(usage.host)
-             or right(bill.resource_id, length(usage.host) + 1) = '/' || lower(usage.host))
+        and {{ host_is_bill_resource('usage.host', 'bill.resource_id', 'bill.resource_name') }}
     where usage.pool_id <> bill.pool_id and instr(usage.host, '/') > 0
 ),
 

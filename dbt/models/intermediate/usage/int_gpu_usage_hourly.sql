@@ -210,18 +210,10 @@ bill_hosts as (
     from {{ ref('int_gpu_billing_hours_mapped') }}
 ),
 
--- Each bill line's host keys (ResourceName, ResourceId, ResourceId's last path segment) as rows, so
--- usage meets them in one equi-join on (hour, key). One join with the three conditions OR'ed compared
--- every usage row with every bill line of its hour (issue 23).
+-- Each bill line's host keys as rows (macro bill_host_keys: the fleet identity rule in one place), so
+-- usage meets them in one equi-join on (hour, key).
 bill_host_keys as (
-    select x_charge_key, hour_start, pool_id, team_id, workload_id, resource_name as host_key
-    from bill_hosts where resource_name is not null
-    union
-    select x_charge_key, hour_start, pool_id, team_id, workload_id, resource_id
-    from bill_hosts where resource_id is not null
-    union
-    select x_charge_key, hour_start, pool_id, team_id, workload_id, regexp_extract(resource_id, '/([^/]*)$', 1)
-    from bill_hosts where resource_id like '%/%'
+    {{ bill_host_keys('bill_hosts', ['x_charge_key', 'hour_start', 'pool_id', 'team_id', 'workload_id']) }}
 ),
 
 fleet_matches as (
@@ -251,9 +243,7 @@ fleet_matches as (
     from unioned
     inner join bill_hosts
         on bill_hosts.hour_start = unioned.hour_start
-        and (bill_hosts.resource_name = lower(unioned.host)
-             or bill_hosts.resource_id = lower(unioned.host)
-             or right(bill_hosts.resource_id, length(unioned.host) + 1) = '/' || lower(unioned.host))
+        and {{ host_is_bill_resource('unioned.host', 'bill_hosts.resource_id', 'bill_hosts.resource_name') }}
     where instr(unioned.host, '/') > 0
 ),
 

@@ -49,15 +49,8 @@ sites as (
 -- conditions OR'ed was a range join whose cost grew with GPU-hours x bill lines (17.4 s -> 1.5 s at
 -- 256 GPUs x 30 days, same rows; issue 23).
 bill_keys as (
-    select 'host' as kind, resource_name as k1, '' as k2, ChargePeriodStart, ChargePeriodEnd
-    from bill_lines where resource_name is not null
-    union all
-    select 'host', resource_id, '', ChargePeriodStart, ChargePeriodEnd
-    from bill_lines where resource_id is not null
-    union all
-    -- the part after the last '/' (for a host without a '/' of its own)
-    select 'host', regexp_extract(resource_id, '/([^/]*)$', 1), '', ChargePeriodStart, ChargePeriodEnd
-    from bill_lines where resource_id like '%/%'
+    select 'host' as kind, host_key as k1, '' as k2, ChargePeriodStart, ChargePeriodEnd
+    from ({{ bill_host_keys('bill_lines', ['ChargePeriodStart', 'ChargePeriodEnd']) }}) as host_keys
     union all
     select 'workload', x_workload_id, x_gpu_model, ChargePeriodStart, ChargePeriodEnd
     from bill_lines where x_workload_id is not null
@@ -83,8 +76,7 @@ bill_covered as (
     select distinct usage.gpu_key, usage.allocation_key, usage.hour_start
     from usage
     inner join bill_lines
-        on (bill_lines.resource_name = lower(usage.host) or bill_lines.resource_id = lower(usage.host)
-            or right(bill_lines.resource_id, length(usage.host) + 1) = '/' || lower(usage.host))
+        on {{ host_is_bill_resource('usage.host', 'bill_lines.resource_id', 'bill_lines.resource_name') }}
         and bill_lines.ChargePeriodStart < usage.hour_start + interval 1 hour
         and bill_lines.ChargePeriodEnd > usage.hour_start
     where instr(usage.host, '/') > 0
