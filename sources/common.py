@@ -131,19 +131,28 @@ def provisional_to_file_lines(provisional: np.ndarray, rejected: list[int]) -> n
     return lines
 
 
+def correct_lines(table: pa.Table, drop_lines: list[int], rejected_lines: list[int]) -> pa.Table:
+    """A batch with a parse's end-of-file corrections: rows on the provisional `drop_lines` removed
+    (duplicates), then `_source_line` moved past the `rejected_lines` the reader skipped. Row-local,
+    so applying it batch by batch equals applying it to the whole file."""
+    if not (drop_lines or rejected_lines):
+        return table
+    lines = table.column("_source_line").to_numpy()
+    if drop_lines:
+        keep = ~np.isin(lines, np.array(drop_lines, dtype=np.int64))
+        table, lines = table.filter(pa.array(keep)), lines[keep]
+    pos = table.schema.get_field_index("_source_line")
+    return table.set_column(pos, table.field(pos),
+                            pa.array(provisional_to_file_lines(lines, rejected_lines), pa.int64()))
+
+
 def collect(parsed: BatchedParse) -> ParseOutput:
     """A batched parse as one ParseOutput (the corrections applied in memory): `parse` of small files."""
     tables = list(parsed.batches())
     end = parsed.finish()
     table = pa.concat_tables(tables) if tables else None
-    if table is not None and (end.drop_lines or end.rejected_lines):
-        lines = table.column("_source_line").to_numpy()
-        if end.drop_lines:
-            keep = ~np.isin(lines, np.array(end.drop_lines, dtype=np.int64))
-            table, lines = table.filter(pa.array(keep)), lines[keep]
-        pos = table.schema.get_field_index("_source_line")
-        table = table.set_column(pos, table.field(pos),
-                                 pa.array(provisional_to_file_lines(lines, end.rejected_lines), pa.int64()))
+    if table is not None:
+        table = correct_lines(table, end.drop_lines, end.rejected_lines)
     return ParseOutput(tables={parsed.table: table} if table is not None else {}, rejects=end.rejects,
                        warnings=end.warnings)
 

@@ -59,9 +59,11 @@ def export_sources(db_path: Path, lake_dir: Path) -> dict[str, int]:
     try:
         con.execute("set TimeZone = 'UTC'")
         con.execute(f"attach '{db_path}' as ledger (read_only)")
+        # A raw view is a table kept as Parquet files (warehouse/raw_files.py): exported like the others.
         tables = con.execute(
             "select table_schema, table_name from information_schema.tables where table_catalog = 'ledger' "
-            "and table_schema in ? and table_type = 'BASE TABLE' order by 1, 2", [list(LAKE_SCHEMAS)],
+            "and table_schema in ? and (table_type = 'BASE TABLE' or table_schema = 'raw') order by 1, 2",
+            [list(LAKE_SCHEMAS)],
         ).fetchall()
         for schema, table in tables:
             target = tmp / schema / table

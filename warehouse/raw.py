@@ -1,6 +1,7 @@
 """Loads parser output into `raw.*` tables according to `warehouse/contracts/*.yaml`.
 
-Idempotent by construction: a landed file's rows are replaced in one transaction.
+Idempotent by construction: a landed file's rows are replaced in one transaction (a table the
+contract stores as Parquet files is renamed into place once it commits: warehouse/raw_files.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pyarrow as pa
 import yaml
 
 from sources.common import BatchedParse, ParseOutput, StreamEnd
+from warehouse.raw_files import FileTableLoad, ensure_file_table, files_folder, remove_leftovers
 
 CONTRACTS_DIR = Path(__file__).resolve().parent / "contracts"
 LINEAGE_COLUMNS = {
@@ -56,17 +58,31 @@ def _quote(name: str) -> str:
 
 
 def ensure_raw_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
-    """Create `raw.<table>` from its contract if it does not exist yet."""
+    """Create `raw.<table>` from its contract if it does not exist yet (a view over its Parquet
+    files when the contract says `storage: parquet` and the ledger is a file; warehouse/raw_files.py)."""
     cols = {**contract_columns(table), **LINEAGE_COLUMNS}
+    folder = _files_folder(con, table)
+    if folder is not None:
+        ensure_file_table(con, table, folder, cols)
+        return
     ddl = ", ".join(f"{_quote(c)} {t}" for c, t in cols.items())
     con.execute("create schema if not exists raw")
     con.execute(f"create table if not exists raw.{_quote(table)} ({ddl})")
+
+
+def _files_folder(con: duckdb.DuckDBPyConnection, table: str) -> Path | None:
+    if contracts()[table].get("storage") != "parquet":
+        return None
+    return files_folder(con, table)
 
 
 def ensure_all_raw_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Create every contracted raw table, so dbt sources exist even before their first file."""
     for table in contracts():
         ensure_raw_table(con, table)
+        folder = _files_folder(con, table)
+        if folder is not None:
+            remove_leftovers(folder)
 
 
 def check_contract(table: str, data: pa.Table) -> None:
@@ -108,6 +124,79 @@ def insert_rows(
     return data.num_rows
 
 
+class _FileRows:
+    """Replace one landed file's rows across its family's raw tables: DuckDB tables in one
+    transaction, file-stored tables renamed into place after it commits (warehouse/raw_files.py)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, file_hash: str, source_file: str, fmt: str,
+                 family: str) -> None:
+        self.con, self.file_hash, self.source_file, self.fmt = con, file_hash, source_file, fmt
+        self.tables = [t for t, spec in contracts().items() if spec["family"] == family]
+        self.files: dict[str, FileTableLoad] = {}
+
+    def __enter__(self) -> _FileRows:
+        for t in self.tables:
+            ensure_raw_table(self.con, t)
+            folder = _files_folder(self.con, t)
+            if folder is not None:
+                self.files[t] = FileTableLoad(self.con, t, folder, file_hash=self.file_hash,
+                                              source_file=self.source_file, fmt=self.fmt)
+        self.con.execute("begin transaction")
+        try:
+            for t in self.tables:
+                if t not in self.files:
+                    self.con.execute(f"delete from raw.{_quote(t)} where _file_hash = ?", [self.file_hash])
+        except Exception:
+            self.__exit__(Exception, None, None)
+            raise
+        return self
+
+    def insert(self, table: str, data: pa.Table) -> int:
+        if table in self.files:
+            check_contract(table, data)
+            return self.files[table].write(data)
+        return insert_rows(self.con, table, data, file_hash=self.file_hash, source_file=self.source_file,
+                           fmt=self.fmt)
+
+    def correct(self, table: str, drop_lines: list[int], rejected_lines: list[int]) -> int:
+        """The parser's end-of-file corrections (see `replace_file_batches`); returns rows dropped."""
+        if table in self.files:
+            before = self.files[table].rows
+            self.files[table].correct(drop_lines, rejected_lines)
+            return before - self.files[table].rows
+        target = f"raw.{_quote(table)}"
+        if drop_lines:
+            self.con.execute(f"delete from {target} where _file_hash = ? and _source_line in (select unnest(?))",
+                             [self.file_hash, drop_lines])
+        if rejected_lines:
+            # Row with provisional line p is on file line p + #{i : rejected[i] - i <= p}
+            # (sources.common.provisional_to_file_lines): an ASOF join on the cumulative counts.
+            steps = [line - i for i, line in enumerate(rejected_lines)]
+            self.con.execute(
+                f"update {target} as t set _source_line = t._source_line + s.shift from ("
+                f"select r._source_line as line, c.shift from {target} as r asof join ("
+                f"select step, max(k) as shift from (select step, row_number() over (order by step) as k "
+                f"from unnest(?) as u(step)) group by step) as c on r._source_line >= c.step "
+                f"where r._file_hash = ?) as s where t._file_hash = ? and t._source_line = s.line",
+                [steps, self.file_hash, self.file_hash])
+        return len(drop_lines)
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            try:
+                self.con.execute("commit")
+            except Exception:
+                for load in self.files.values():
+                    load.abort()
+                raise
+            for load in self.files.values():
+                load.commit()
+            return
+        self.con.execute("rollback")
+        for load in self.files.values():
+            load.abort()
+
+
 def replace_file(
     con: duckdb.DuckDBPyConnection,
     output: ParseOutput,
@@ -118,21 +207,8 @@ def replace_file(
     family: str,
 ) -> int:
     """Replace every row of one landed file across its family's raw tables, atomically."""
-    family_tables = [t for t, spec in contracts().items() if spec["family"] == family]
-    for t in family_tables:
-        ensure_raw_table(con, t)
-    con.execute("begin transaction")
-    try:
-        for t in family_tables:
-            con.execute(f"delete from raw.{_quote(t)} where _file_hash = ?", [file_hash])
-        loaded = 0
-        for table, data in output.tables.items():
-            loaded += insert_rows(con, table, data, file_hash=file_hash, source_file=source_file, fmt=fmt)
-        con.execute("commit")
-    except Exception:
-        con.execute("rollback")
-        raise
-    return loaded
+    with _FileRows(con, file_hash=file_hash, source_file=source_file, fmt=fmt, family=family) as rows:
+        return sum(rows.insert(table, data) for table, data in output.tables.items())
 
 
 def replace_file_batches(
@@ -149,36 +225,9 @@ def replace_file_batches(
     memory holds one batch, not the file), then the parser's end-of-file corrections: delete the
     rows it dropped (duplicates) and move line numbers past the lines its reader rejected.
     `each` is applied to every batch before its insert (the credential scrub)."""
-    family_tables = [t for t, spec in contracts().items() if spec["family"] == family]
-    for t in family_tables:
-        ensure_raw_table(con, t)
-    target = f"raw.{_quote(parsed.table)}"
-    con.execute("begin transaction")
-    try:
-        for t in family_tables:
-            con.execute(f"delete from raw.{_quote(t)} where _file_hash = ?", [file_hash])
-        loaded = 0
-        for batch in parsed.batches():
-            loaded += insert_rows(con, parsed.table, each(batch), file_hash=file_hash, source_file=source_file,
-                                  fmt=fmt)
+    with _FileRows(con, file_hash=file_hash, source_file=source_file, fmt=fmt, family=family) as rows:
+        loaded = sum(rows.insert(parsed.table, each(batch)) for batch in parsed.batches())
         end = parsed.finish()
-        if end.drop_lines:
-            con.execute(f"delete from {target} where _file_hash = ? and _source_line in (select unnest(?))",
-                        [file_hash, end.drop_lines])
-            loaded -= len(end.drop_lines)
-        if end.rejected_lines:
-            # Row with provisional line p is on file line p + #{i : rejected[i] - i <= p}
-            # (sources.common.provisional_to_file_lines): an ASOF join on the cumulative counts.
-            steps = [line - i for i, line in enumerate(end.rejected_lines)]
-            con.execute(
-                f"update {target} as t set _source_line = t._source_line + s.shift from ("
-                f"select r._source_line as line, c.shift from {target} as r asof join ("
-                f"select step, max(k) as shift from (select step, row_number() over (order by step) as k "
-                f"from unnest(?) as u(step)) group by step) as c on r._source_line >= c.step "
-                f"where r._file_hash = ?) as s where t._file_hash = ? and t._source_line = s.line",
-                [steps, file_hash, file_hash])
-        con.execute("commit")
-    except Exception:
-        con.execute("rollback")
-        raise
+        if end.drop_lines or end.rejected_lines:
+            loaded -= rows.correct(parsed.table, end.drop_lines, end.rejected_lines)
     return loaded, end

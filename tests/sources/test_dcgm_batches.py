@@ -74,11 +74,13 @@ def test_batches_are_bounded(tmp_path: Path) -> None:
     assert sum(sizes) == n == 4320 and max(sizes) <= 1000 and len(sizes) >= 5
 
 
+@pytest.mark.parametrize("storage", ["table", "parquet"])
 @pytest.mark.parametrize("batch_rows", [2, 1000])
-def test_batched_load_applies_corrections(tmp_path: Path, batch_rows: int) -> None:
-    """Duplicates deleted and lines moved past the reader's rejects inside the load's transaction."""
+def test_batched_load_applies_corrections(tmp_path: Path, batch_rows: int, storage: str) -> None:
+    """Duplicates deleted and lines moved past the reader's rejects inside the load's transaction,
+    in a DuckDB table (in-memory ledger) and in the Parquet files of a ledger file."""
     f = _write(tmp_path / "d.csv")
-    con = duckdb.connect()
+    con = duckdb.connect(str(tmp_path / "ledger.duckdb")) if storage == "parquet" else duckdb.connect()
     for _ in range(2):  # a reload replaces the file's rows
         rows, end = replace_file_batches(con, dcgm_csv.stream(f, batch_rows=batch_rows), file_hash="h" * 64,
                                          source_file="d.csv", fmt="dcgm_csv", family="usage")
@@ -87,6 +89,11 @@ def test_batched_load_applies_corrections(tmp_path: Path, batch_rows: int) -> No
     assert got == [(2, 5000, "d.csv"), (4, 7000, "d.csv"), (5, 6100, "d.csv"), (7, 7100, "d.csv"),
                    (10, 6300, "d.csv"), (12, 7200, "d.csv")]
     assert [(r.line, r.rule) for r in end.rejects] == REJECTS
+    kind = con.execute("select table_type from information_schema.tables where table_name = 'gpu_samples'").fetchone()
+    assert kind == (("VIEW",) if storage == "parquet" else ("BASE TABLE",))
+    if storage == "parquet":  # one file for the landed file, however often it was loaded
+        assert sorted(p.name for p in (tmp_path / "ledger.raw" / "gpu_samples").iterdir()) == [
+            "_empty.parquet", "h" * 64 + ".parquet"]
 
 
 def test_ingest_quarantines_batched_rejects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -135,6 +135,14 @@ def _key_columns(suite: Suite) -> list[list[str]]:
 SUSPECT_ROWS = 1_000  # per kind of suspicion, on top of the sample
 
 
+def _row_id(con: duckdb.DuckDBPyConnection, suite: Suite, select: str) -> str:
+    """What tells a sampled row from a suspect row: `rowid` in a table; in a raw view over Parquet
+    files (warehouse/raw_files.py), which has none, the landed file, its line and the values read."""
+    kind = con.execute("select table_type from information_schema.tables where table_schema = ? and table_name = ?",
+                       [suite.schema, suite.table]).fetchone()
+    return "rowid" if kind and kind[0] == "BASE TABLE" else f"hash(_file_hash, _source_line, {select})"
+
+
 def read_frame(con: duckdb.DuckDBPyConnection, suite: Suite) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The rows a suite validates, and metadata saying how they were chosen.
 
@@ -163,16 +171,17 @@ def read_frame(con: duckdb.DuckDBPyConnection, suite: Suite) -> tuple[pd.DataFra
         return df, meta
 
     sample = f"using sample {suite.sample_rows} rows (reservoir, {SAMPLE_SEED})"
-    parts = [con.execute(f"select rowid as _rid, {select} from {source} {sample}").df()]
+    rid = _row_id(con, suite, select)
+    parts = [con.execute(f"select {rid} as _rid, {select} from {source} {sample}").df()]
     predicates = [p for cls_name, kw in suite.expectations
                   if all(c in present for c in named(kw)) and (p := _suspect_predicate(cls_name, kw))]
     if predicates:
         parts.append(con.execute(
-            f"select rowid as _rid, {select} from {source} where {' or '.join(predicates)} limit {SUSPECT_ROWS}").df())
+            f"select {rid} as _rid, {select} from {source} where {' or '.join(predicates)} limit {SUSPECT_ROWS}").df())
     for key in _key_columns(suite):
         if all(c in present for c in key):
             parts.append(con.execute(
-                f"select rowid as _rid, {select} from {source} "
+                f"select {rid} as _rid, {select} from {source} "
                 f"qualify count(*) over (partition by {', '.join(_q(c) for c in key)}) > 1 limit {SUSPECT_ROWS}").df())
     df = (pd.concat(parts, ignore_index=True).drop_duplicates("_rid").sort_values("_rid")
           .drop(columns="_rid").reset_index(drop=True))

@@ -1,0 +1,151 @@
+"""raw.gpu_samples kept as Parquet files beside the ledger (warehouse/raw_files.py): the guarantees
+of a DuckDB table (replace per landed file, nothing half-written, nothing from another ledger)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from sources.common import ParseOutput, StreamEnd
+from sources.usage._shared import SAMPLE_COLUMNS, rows_to_table
+from warehouse.lake import export_sources
+from warehouse.raw import LINEAGE_COLUMNS, contract_columns, ensure_all_raw_tables, replace_file, \
+    replace_file_batches
+
+HASH_A, HASH_B = "a" * 64, "b" * 64
+
+
+def _samples(*powers: float) -> pa.Table:
+    rows = [{"sampled_at": datetime(2026, 1, 1, 0, i), "host": "n1", "gpu_uuid": "GPU-1", "gpu_index": "0",
+             "power_w": w, "source_format": "dcgm_csv", "_source_line": i + 2} for i, w in enumerate(powers)]
+    return rows_to_table(rows, SAMPLE_COLUMNS)
+
+
+def _load(con: duckdb.DuckDBPyConnection, file_hash: str, *powers: float) -> int:
+    return replace_file(con, ParseOutput(tables={"gpu_samples": _samples(*powers)}), file_hash=file_hash,
+                        source_file=f"{file_hash[0]}.csv", fmt="dcgm_csv", family="usage")
+
+
+def _rows(con: duckdb.DuckDBPyConnection) -> list[tuple]:
+    return con.execute("select _file_hash[1], _source_file, _source_line, power_w from raw.gpu_samples "
+                       "order by 1, 3").fetchall()
+
+
+def _files(db: Path) -> list[str]:
+    return sorted(p.name for p in (db.with_suffix(".raw") / "gpu_samples").iterdir())
+
+
+def test_replace_per_landed_file(tmp_path: Path) -> None:
+    db = tmp_path / "ledger.duckdb"
+    con = duckdb.connect(str(db))
+    assert _load(con, HASH_A, 100, 200) == 2
+    assert _load(con, HASH_B, 300) == 1
+    assert _load(con, HASH_A, 150) == 1  # a reload replaces A's rows, B's stay
+    assert _rows(con) == [("a", "a.csv", 2, 150.0), ("b", "b.csv", 2, 300.0)]
+    assert _files(db) == ["_empty.parquet", f"{HASH_A}.parquet", f"{HASH_B}.parquet"]
+    assert replace_file(con, ParseOutput(tables={}), file_hash=HASH_B, source_file="b.csv", fmt="dcgm_csv",
+                        family="usage") == 0  # a reload with no samples removes them
+    assert _rows(con) == [("a", "a.csv", 2, 150.0)]
+    assert _files(db) == ["_empty.parquet", f"{HASH_A}.parquet"]
+
+
+def test_view_has_the_contract_types(tmp_path: Path) -> None:
+    con = duckdb.connect(str(tmp_path / "ledger.duckdb"))
+    ensure_all_raw_tables(con)
+    got = dict(con.execute("select column_name, data_type from information_schema.columns "
+                           "where table_schema = 'raw' and table_name = 'gpu_samples' order by ordinal_position")
+               .fetchall())
+    assert got == {**contract_columns("gpu_samples"), **LINEAGE_COLUMNS}
+    assert con.execute("select count(*) from raw.gpu_samples").fetchone() == (0,)
+
+
+class _Broken:
+    """A batched parse whose second batch fails (a file that turns unreadable half-way)."""
+
+    table = "gpu_samples"
+
+    def batches(self) -> Iterator[pa.Table]:
+        yield _samples(1, 2, 3)
+        raise OSError("disk went away")
+
+    def finish(self) -> StreamEnd:  # pragma: no cover - never reached
+        return StreamEnd()
+
+
+def test_failed_load_keeps_the_old_rows(tmp_path: Path) -> None:
+    db = tmp_path / "ledger.duckdb"
+    con = duckdb.connect(str(db))
+    _load(con, HASH_A, 100)
+    with pytest.raises(OSError, match="disk went away"):
+        replace_file_batches(con, _Broken(), file_hash=HASH_A, source_file="a.csv", fmt="dcgm_csv", family="usage")
+    assert _rows(con) == [("a", "a.csv", 2, 100.0)]
+    assert _files(db) == ["_empty.parquet", f"{HASH_A}.parquet"]  # no temporary file left
+
+
+def test_killed_load_leftovers_are_removed(tmp_path: Path) -> None:
+    db = tmp_path / "ledger.duckdb"
+    con = duckdb.connect(str(db))
+    _load(con, HASH_A, 100)
+    leftover = db.with_suffix(".raw") / "gpu_samples" / f"{HASH_B}.parquet.tmp-99999"
+    leftover.write_bytes(b"half a parquet file")
+    assert _rows(con) == [("a", "a.csv", 2, 100.0)]  # never read by the view
+    ensure_all_raw_tables(con)
+    assert not leftover.exists()
+
+
+def test_new_ledger_does_not_see_a_deleted_ledgers_files(tmp_path: Path) -> None:
+    db = tmp_path / "ledger.duckdb"
+    con = duckdb.connect(str(db))
+    _load(con, HASH_A, 100)
+    con.close()
+    db.unlink()  # the user deletes the ledger file, its folder stays
+    con = duckdb.connect(str(db))
+    ensure_all_raw_tables(con)
+    assert _rows(con) == []
+    assert _files(db) == ["_empty.parquet"]
+
+
+def test_moved_ledger_reads_its_own_folder(tmp_path: Path) -> None:
+    (tmp_path / "old").mkdir()
+    con = duckdb.connect(str(tmp_path / "old" / "ledger.duckdb"))
+    _load(con, HASH_A, 100)
+    con.close()
+    shutil.copytree(tmp_path / "old", tmp_path / "new")
+    shutil.rmtree(tmp_path / "old")
+    con = duckdb.connect(str(tmp_path / "new" / "ledger.duckdb"))
+    ensure_all_raw_tables(con)
+    assert _rows(con) == [("a", "a.csv", 2, 100.0)]
+
+
+def test_older_ledgers_table_moves_into_files(tmp_path: Path) -> None:
+    """A ledger built before the files: its DuckDB table becomes one file per landed file."""
+    db = tmp_path / "ledger.duckdb"
+    mem = duckdb.connect()
+    _load(mem, HASH_A, 100, 200)
+    _load(mem, HASH_B, 300)
+    mem.execute(f"attach '{db}' as old")
+    mem.execute("create schema old.raw")
+    mem.execute("create table old.raw.gpu_samples as select * from raw.gpu_samples")
+    mem.close()
+    con = duckdb.connect(str(db))
+    ensure_all_raw_tables(con)
+    assert _rows(con) == [("a", "a.csv", 2, 100.0), ("a", "a.csv", 3, 200.0), ("b", "b.csv", 2, 300.0)]
+    assert _files(db) == ["_empty.parquet", f"{HASH_A}.parquet", f"{HASH_B}.parquet"]
+    assert con.execute("select table_type from information_schema.tables where table_name = 'gpu_samples'"
+                       ).fetchall() == [("VIEW",)]
+
+
+def test_lake_export_includes_the_file_table(tmp_path: Path) -> None:
+    db = tmp_path / "ledger.duckdb"
+    con = duckdb.connect(str(db))
+    _load(con, HASH_A, 100, 200)
+    con.close()
+    counts = export_sources(db, tmp_path / "lake")
+    assert counts["raw.gpu_samples"] == 2
+    assert duckdb.sql(f"select count(*) from '{tmp_path / 'lake' / 'raw' / 'gpu_samples'}/*.parquet'").fetchone() == (2,)
