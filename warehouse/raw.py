@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import duckdb
 import pyarrow as pa
@@ -134,7 +134,7 @@ class _FileRows:
         self.tables = [t for t, spec in contracts().items() if spec["family"] == family]
         self.files: dict[str, FileTableLoad] = {}
 
-    def __enter__(self) -> _FileRows:
+    def __enter__(self) -> Self:
         for t in self.tables:
             ensure_raw_table(self.con, t)
             folder = _files_folder(self.con, t)

@@ -15,8 +15,13 @@ import pytest
 from sources.common import ParseOutput, StreamEnd
 from sources.usage._shared import SAMPLE_COLUMNS, rows_to_table
 from warehouse.lake import export_sources
-from warehouse.raw import LINEAGE_COLUMNS, contract_columns, ensure_all_raw_tables, replace_file, \
-    replace_file_batches
+from warehouse.raw import (
+    LINEAGE_COLUMNS,
+    contract_columns,
+    ensure_all_raw_tables,
+    replace_file,
+    replace_file_batches,
+)
 
 HASH_A, HASH_B = "a" * 64, "b" * 64
 
