@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -27,7 +27,7 @@ HASH_A, HASH_B = "a" * 64, "b" * 64
 
 
 def _samples(*powers: float) -> pa.Table:
-    rows = [{"sampled_at": datetime(2026, 1, 1, 0, i), "host": "n1", "gpu_uuid": "GPU-1", "gpu_index": "0",
+    rows = [{"sampled_at": datetime(2026, 1, 1) + timedelta(minutes=i), "host": "n1", "gpu_uuid": "GPU-1", "gpu_index": "0",
              "power_w": w, "source_format": "dcgm_csv", "_source_line": i + 2} for i, w in enumerate(powers)]
     return rows_to_table(rows, SAMPLE_COLUMNS)
 
@@ -154,3 +154,21 @@ def test_lake_export_includes_the_file_table(tmp_path: Path) -> None:
     counts = export_sources(db, tmp_path / "lake")
     assert counts["raw.gpu_samples"] == 2
     assert duckdb.sql(f"select count(*) from '{tmp_path / 'lake' / 'raw' / 'gpu_samples'}/*.parquet'").fetchone() == (2,)
+
+
+def test_gx_samples_the_view_and_finds_a_single_bad_row(tmp_path: Path) -> None:
+    """The GX reader on a file-stored table (no rowid): a bounded sample plus every suspect row,
+    the same sample twice, and one negative power in 3,000 rows fails the suite."""
+    from warehouse.expectations.dsl import Suite, non_negative
+    from warehouse.expectations.runner import read_frame, validate
+
+    con = duckdb.connect(str(tmp_path / "ledger.duckdb"))
+    _load(con, HASH_A, *range(1_500))
+    _load(con, HASH_B, *range(1_499), -5)
+    suite = Suite("gpu_samples", non_negative("power_w"), schema="raw", sample_rows=100)
+    first, meta = read_frame(con, suite)
+    second, _ = read_frame(con, suite)
+    assert meta["rows"] == 3_000 and len(first) == 101  # 100 sampled + the bad row
+    assert first.equals(second)
+    passed, failures = validate(suite, first)
+    assert not passed and "unexpected" in failures[0]
