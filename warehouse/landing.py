@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,6 +25,7 @@ from pathlib import Path
 MANIFEST = "manifest.jsonl"
 HASH_CACHE = "landing_hashes.json"  # in the home, beside landing/
 RACY_NS = 2_000_000_000  # a file written less than 2 s before it was hashed is not cached
+HASH_WORKERS = max(1, min(4, os.cpu_count() or 1))
 # Fetch configuration (pipelines/defs/ingest/fetch.py; repository defaults in config/fetch/) may sit in
 # inputs/registry/: not data, never landed.
 FETCH_CONFIGS = frozenset({"price_sources.yaml", "api_spend_sources.yaml"})
@@ -91,6 +93,14 @@ class HashCache:
             self.changed = True
         return digest
 
+    def sha256_all(self, paths: list[Path]) -> list[str]:
+        """`sha256` of each path, HASH_WORKERS files at a time: hashlib releases the GIL while it
+        digests, so a fleet's inputs hash on every core (the landing of a 1,000-GPU month is ~8 GB)."""
+        if len(paths) < 2:
+            return [self.sha256(p) for p in paths]
+        with ThreadPoolExecutor(HASH_WORKERS) as pool:
+            return list(pool.map(self.sha256, paths))
+
     def save(self, prune: bool = False) -> None:
         """Write the cache atomically (a torn file would only cost a re-hash, never a wrong hash);
         `prune` forgets paths not asked for since it was opened (inputs that went away)."""
@@ -128,10 +138,13 @@ def land_file(
     http_status: int | None = None,
     known: dict[tuple[str, str], LandedFile] | None = None,
     hashes: HashCache | None = None,
+    digest: str | None = None,
 ) -> tuple[LandedFile, bool]:
     """Land one file; returns (manifest row, newly_landed). Same bytes and family: no-op.
-    With `hashes`, an unchanged file's sha256 comes from the cache instead of a read."""
-    digest = hashes.sha256(src) if hashes is not None else sha256_of(src)
+    With `hashes`, an unchanged file's sha256 comes from the cache instead of a read; `digest` is
+    the sha256 when the caller has it already."""
+    if digest is None:
+        digest = hashes.sha256(src) if hashes is not None else sha256_of(src)
     known = known if known is not None else {(f.family, f.sha256): f for f in read_manifest(landing_dir)}
     if (family, digest) in known:
         return known[(family, digest)], False
@@ -175,8 +188,9 @@ def land_inputs(inputs_dir: Path, landing_dir: Path, families: tuple[str, ...]) 
     seen = new = 0
     try:
         for family in families:
-            for src in input_files(inputs_dir, family):
-                _, landed = land_file(src, family, landing_dir, known=known, hashes=hashes)
+            files = input_files(inputs_dir, family)
+            for src, digest in zip(files, hashes.sha256_all(files), strict=True):
+                _, landed = land_file(src, family, landing_dir, known=known, hashes=hashes, digest=digest)
                 seen += 1
                 new += int(landed)
     finally:

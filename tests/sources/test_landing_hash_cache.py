@@ -111,3 +111,14 @@ def test_unreadable_cache_means_hashing_again(tmp_path: Path, counted: list[str]
     counted.clear()
     assert land_inputs(inputs, landing_dir, ("usage",)) == (2, 0)
     assert sorted(counted) == ["a.csv", "b.csv"]
+
+
+def test_hashing_on_several_cores_keeps_each_file_its_own_digest(tmp_path: Path) -> None:
+    """`sha256_all` hashes files in threads: every digest still belongs to its own file, in order."""
+    files = []
+    for i in range(9):
+        f = tmp_path / f"f{i}.bin"
+        f.write_bytes(bytes([i]) * (3 << 20 if i % 3 == 0 else 100 + i))  # big and small ones interleaved
+        files.append(f)
+    cache = landing.HashCache(tmp_path / "landing")
+    assert cache.sha256_all(files) == [hashlib.sha256(f.read_bytes()).hexdigest() for f in files]
