@@ -1,18 +1,26 @@
 {#-
   The not_null and unique constraints a model's (or seed's) columns declare in yml
-  (`constraints: [{type: not_null}, {type: unique}]`), and its model-level unique keys
-  (`constraints: [{type: unique, columns: [a, b]}]`), checked by ONE test per model.
+  (`constraints: [{type: not_null}, {type: unique}]`), its model-level unique keys
+  (`constraints: [{type: unique, columns: [a, b]}]`), and its columns' value checks
+  (`config: {meta: {checks: {...}}}`), checked by ONE test per model.
 
-  Why not dbt's per-column `not_null` / `unique` tests: each is its own dbt node, and a nightly
-  build paid ~40 ms of dbt overhead per node for 327 of them (issue 23). This test asserts exactly
-  what they asserted, in one node and one scan for the nulls. A model-level unique key is what the
-  `unique_combination` test was: nulls group together, so two rows (null, 'x') are duplicates. Without an enforced contract dbt only
-  records constraints; this test is what enforces them (tests/dbt/test_column_constraints.py checks
-  that every model declaring a constraint carries it).
+  Why not dbt's per-column tests: each is its own dbt node, and a nightly build paid ~40 ms of dbt
+  overhead per node for 327 not_null/unique tests and 70 value tests (issue 23). This test asserts
+  what they asserted, in one node and one scan for the nulls and the values. A model-level unique
+  key is what the `unique_combination` test was: nulls group together, so two rows (null, 'x') are
+  duplicates. Without an enforced contract dbt only records constraints; this test is what enforces
+  them (tests/dbt/test_column_constraints.py checks that every model declaring a constraint or a
+  check carries it).
+
+  Value checks (a NULL passes each, as it passed the generic test of the same name):
+    accepted_values: [a, b]                          the value is one of these strings
+    value_between: {min_value: 0, max_value: 100}    within the bounds, `tolerance` (1e-6) of slack
+    greater_than_zero: true                          strictly positive
+    currency_is_known: true                          an ISO 4217 code of known_currencies()
 
   One row per violation: the constraint, the column, the duplicated value (unique) and how many
-  rows break it; the failure count (fail_calc) is the number of offending rows, as the per-column
-  tests counted. Portable SQL (DuckDB and Spark run the same project).
+  rows break it; the failure count (fail_calc) is the number of offending rows. Portable SQL
+  (DuckDB and Spark run the same project).
 -#}
 {% test column_constraints(model) %}
 {{ config(fail_calc = "coalesce(sum(failing_rows), 0)") }}
@@ -20,6 +28,7 @@
 {%- set not_null = [] -%}
 {%- set unique = [] -%}
 {%- set keys = [] -%}
+{%- set rules = [] -%}
 {%- if execute -%}
   {%- for n in graph.nodes.values() -%}
     {%- if n.resource_type in ('model', 'seed') and n.alias == model.identifier and n.schema == model.schema -%}
@@ -30,6 +39,30 @@
     {{ exceptions.raise_compiler_error("column_constraints: no model or seed is built as " ~ model) }}
   {%- endif -%}
   {%- for col in ns.node.columns.values() -%}
+    {%- for kind, arg in ((col.config or {}).get('meta') or col.meta or {}).get('checks', {}).items() -%}
+      {%- if kind == 'accepted_values' -%}
+        {%- set quoted = [] -%}
+        {%- for v in arg -%}{%- do quoted.append("'" ~ (v | string | replace("'", "''")) ~ "'") -%}{%- endfor -%}
+        {%- do rules.append((kind, col.name, col.name ~ " not in (" ~ quoted | join(", ") ~ ")")) -%}
+      {%- elif kind == 'value_between' -%}
+        {%- set tol = arg.get('tolerance', 0.000001) -%}
+        {%- set bad = [] -%}
+        {%- if arg.get('min_value') is not none -%}{%- do bad.append(col.name ~ " < " ~ arg['min_value'] ~ " - " ~ tol) -%}{%- endif -%}
+        {%- if arg.get('max_value') is not none -%}{%- do bad.append(col.name ~ " > " ~ arg['max_value'] ~ " + " ~ tol) -%}{%- endif -%}
+        {%- if not bad -%}
+          {{ exceptions.raise_compiler_error("column_constraints on " ~ ns.node.name ~ "." ~ col.name ~ ": value_between needs min_value or max_value") }}
+        {%- endif -%}
+        {%- do rules.append((kind, col.name, bad | join(" or "))) -%}
+      {%- elif kind == 'greater_than_zero' -%}
+        {%- do rules.append((kind, col.name, col.name ~ " <= 0")) -%}
+      {%- elif kind == 'currency_is_known' -%}
+        {%- set quoted = [] -%}
+        {%- for v in known_currencies() -%}{%- do quoted.append("'" ~ v ~ "'") -%}{%- endfor -%}
+        {%- do rules.append((kind, col.name, col.name ~ " not in (" ~ quoted | join(", ") ~ ")")) -%}
+      {%- else -%}
+        {{ exceptions.raise_compiler_error("column_constraints on " ~ ns.node.name ~ "." ~ col.name ~ ": check '" ~ kind ~ "' is not known; use accepted_values, value_between, greater_than_zero or currency_is_known") }}
+      {%- endif -%}
+    {%- endfor -%}
     {%- for c in col.constraints -%}
       {%- if c.type == 'not_null' -%}{%- do not_null.append(col.name) -%}
       {%- elif c.type == 'unique' -%}{%- do unique.append(col.name) -%}
@@ -44,32 +77,33 @@
       {{ exceptions.raise_compiler_error("column_constraints on " ~ ns.node.name ~ ": model constraint '" ~ c.type ~ "' is not checked; use {type: unique, columns: [...]}, or a data test") }}
     {%- endif -%}
   {%- endfor -%}
-  {%- if not (not_null or unique or keys) -%}
-    {{ exceptions.raise_compiler_error("column_constraints on " ~ ns.node.name ~ ": no column declares a not_null or unique constraint") }}
+  {%- if not (not_null or unique or keys or rules) -%}
+    {{ exceptions.raise_compiler_error("column_constraints on " ~ ns.node.name ~ ": no column declares a not_null or unique constraint or a check") }}
   {%- endif -%}
+  {%- for col in not_null -%}{%- do rules.insert(loop.index0, ('not_null', col, col ~ " is null")) -%}{%- endfor -%}
 {%- endif -%}
-{%- if not_null %}
-{#- One scan counts the nulls of every column; the inline table turns the counts into rows. #}
-select 'not_null' as constraint_type, checked.column_name, cast(null as string) as value, checked.failing_rows
+{%- if rules %}
+{#- One scan counts the rows breaking each rule (nulls, values); the inline table turns the counts into rows. #}
+select checked.constraint_type, checked.column_name, cast(null as string) as value, checked.failing_rows
 from (
-    select c.column_name,
+    select c.constraint_type, c.column_name,
         case c.position
-        {%- for col in not_null %}
-            when {{ loop.index }} then n.nulls_{{ loop.index }}
+        {%- for r in rules %}
+            when {{ loop.index }} then n.failing_{{ loop.index }}
         {%- endfor %}
         end as failing_rows
     from (
         select
-        {%- for col in not_null %}
-            sum(case when {{ col }} is null then 1 else 0 end) as nulls_{{ loop.index }}{{ "," if not loop.last }}
+        {%- for r in rules %}
+            sum(case when {{ r[2] }} then 1 else 0 end) as failing_{{ loop.index }}{{ "," if not loop.last }}
         {%- endfor %}
         from {{ model }}
     ) as n
     cross join (values
-    {%- for col in not_null %}
-        ({{ loop.index }}, '{{ col }}'){{ "," if not loop.last }}
+    {%- for r in rules %}
+        ({{ loop.index }}, '{{ r[0] }}', '{{ r[1] }}'){{ "," if not loop.last }}
     {%- endfor %}
-    ) as c(position, column_name)
+    ) as c(position, constraint_type, column_name)
 ) as checked
 where checked.failing_rows > 0
 {% if unique or keys %}union all{% endif %}

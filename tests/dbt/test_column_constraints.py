@@ -1,4 +1,4 @@
-"""The `column_constraints` test: a model's declared not_null / unique constraints, one dbt node (issue 23).
+"""The `column_constraints` test: a model's declared not_null / unique constraints and value checks, one dbt node (issue 23).
 
 The columns say `constraints: [{type: not_null}, {type: unique}]`; the model's one
 `column_constraints` test (dbt/macros/test_column_constraints.sql) checks them all. These tests
@@ -17,6 +17,7 @@ import duckdb
 import pytest
 
 from pipelines.dbt_project import ledger_dbt_executable, require_manifest
+from warehouse.expectations.dbt_tests import CHECK_TESTS, column_checks
 from warehouse.home import DBT_DIR
 
 
@@ -36,10 +37,17 @@ def test_every_declared_constraint_is_checked(manifest: dict) -> None:
         for constraint in node.get("constraints") or ():  # model-level unique keys
             declared.setdefault(uid, []).append(f"({', '.join(constraint['columns'])}):{constraint['type']}")
     assert sum(len(v) for v in declared.values()) >= 350  # ~324 column constraints + 37 unique keys
-    unchecked = sorted(uid for uid in declared if uid not in checked)
-    assert not unchecked, f"constraints declared but no column_constraints test: {unchecked}"
-    # no constraint type the test does not know (the macro refuses them at compile time too)
-    assert {c.split(":")[1] for v in declared.values() for c in v} == {"not_null", "unique"}
+    for uid, node in manifest["nodes"].items():  # value checks (the former per-column value tests)
+        for col in node.get("columns", {}).values():
+            declared.setdefault(uid, []).extend(f"{col['name']}:{kind}" for kind in column_checks(col))
+    assert sum(1 for v in declared.values() for c in v if c.split(":")[1] in CHECK_TESTS) >= 70
+    unchecked = sorted(uid for uid in declared if declared[uid] and uid not in checked)
+    assert not unchecked, f"constraints or checks declared but no column_constraints test: {unchecked}"
+    # no constraint type or check the test does not know (the macro refuses them at compile time too)
+    assert {c.split(":")[1] for v in declared.values() for c in v} == {"not_null", "unique", *CHECK_TESTS}
+    # and no per-column value test left beside them (each was a dbt node of its own)
+    assert not [n["unique_id"] for n in manifest["nodes"].values() if n["resource_type"] == "test"
+                and (n.get("test_metadata") or {}).get("name") in CHECK_TESTS]
 
 
 def test_no_seed_declares_a_key_dbt_would_drop() -> None:
@@ -91,6 +99,24 @@ def _run_test(tmp_path: Path, ledger: Path, model: str) -> tuple[dict, list[tupl
     return results[0], offending
 
 
+def _columns_it_reads(node: dict) -> tuple[dict[str, str], dict[str, object]]:
+    """The columns a model's column_constraints test reads (keys, not_null, checked), with a type and a
+    value that passes every rule: a hand-made table breaks only what a test says it breaks."""
+    cols: dict[str, str] = {}
+    valid: dict[str, object] = {}
+    for c in node.get("constraints") or ():
+        for name in c.get("columns") or ():
+            cols[name], valid[name] = "varchar", "k"
+    for col in node["columns"].values():
+        checks = column_checks(col)
+        if checks or col.get("constraints"):
+            numeric = bool(set(checks) & {"value_between", "greater_than_zero"})
+            cols[col["name"]] = "double" if numeric else "varchar"
+            valid[col["name"]] = (1.0 if numeric else checks["accepted_values"][0] if "accepted_values" in checks
+                                  else "USD" if "currency_is_known" in checks else "x")
+    return cols, valid
+
+
 def test_finds_each_null_and_duplicate(tmp_path: Path) -> None:
     # gpu_catalog declares gpu_model not_null + unique, gpu_class / memory_gb / source not_null.
     rows = [
@@ -120,16 +146,14 @@ def test_a_model_level_key_counts_duplicates_and_null_keys_group_together(tmp_pa
     node = manifest["nodes"]["model.gpu_ledger.fct_chargeback_monthly"]
     (key,) = [c["columns"] for c in node["constraints"] if c["type"] == "unique"]
     assert key == ["team_id", "billing_period_start", "currency"]
-    not_null = [c["name"] for c in node["columns"].values()
-                if any(k["type"] == "not_null" for k in c.get("constraints") or ())]
-    cols = list(dict.fromkeys(key + not_null))
+    cols, valid = _columns_it_reads(node)
     ledger = tmp_path / "ledger.duckdb"
     con = duckdb.connect(str(ledger))
     con.execute("create schema marts")
-    con.execute(f"create table marts.fct_chargeback_monthly ({', '.join(c + ' varchar' for c in cols)})")
+    con.execute(f"create table marts.fct_chargeback_monthly ({', '.join(f'{c} {t}' for c, t in cols.items())})")
 
     def row(team: str | None) -> list:
-        return [{"team_id": team, "billing_period_start": "2025-01-01", "currency": "USD"}.get(c, "x") for c in cols]
+        return [{**valid, "team_id": team, "billing_period_start": "2025-01-01", "currency": "USD"}[c] for c in cols]
     con.executemany(f"insert into marts.fct_chargeback_monthly values ({', '.join('?' for _ in cols)})",
                     [row("a"), row("a"), row(None), row(None), row("b")])
     con.close()
@@ -140,4 +164,40 @@ def test_a_model_level_key_counts_duplicates_and_null_keys_group_together(tmp_pa
         ("not_null", "team_id", None, 2),
         ("unique", "team_id, billing_period_start, currency", "2025-01-01|USD", 2),
         ("unique", "team_id, billing_period_start, currency", "a|2025-01-01|USD", 2),
+    ], key=str)
+
+
+def test_value_checks_count_each_offending_row(tmp_path: Path, manifest: dict) -> None:
+    """int_gpu_idle_hourly's value checks (the former value_between / accepted_values tests), folded
+    into its column_constraints test: a NULL passes a check, each offending row counts once."""
+    node = manifest["nodes"]["model.gpu_ledger.int_gpu_idle_hourly"]
+    checks = {c["name"]: column_checks(c) for c in node["columns"].values() if column_checks(c)}
+    assert checks["idle_flag"] == {"accepted_values": [
+        "allocated exceeds capacity", "allocated without a capacity record", "no usage data for the pool",
+        "no usage data in the hour"]}
+    assert checks["unallocated_gpu_hours"] == {"value_between": {"min_value": 0}}
+    cols, valid = _columns_it_reads(node)
+    ledger = tmp_path / "ledger.duckdb"
+    con = duckdb.connect(str(ledger))
+    con.execute("create schema intermediate")
+    con.execute(f"create table intermediate.int_gpu_idle_hourly ({', '.join(f'{c} {t}' for c, t in cols.items())})")
+
+    rows = [
+        {},                                                          # clean
+        {"idle_flag": "busy", "unallocated_gpu_hours": -1},          # a value outside the set; below 0
+        {"idle_flag": "no usage data for the pool", "unallocated_gpu_hours": -0.0000005},  # within 1e-6: passes
+        {"idle_flag": None, "unallocated_gpu_hours": None},          # NULL passes both checks
+        {"over_allocation_gpu_hours": -2},                           # below 0
+    ]
+    con.executemany(f"insert into intermediate.int_gpu_idle_hourly values ({', '.join('?' for _ in cols)})", [
+        [{**valid, "idle_flag": "no usage data in the hour", "hour_start": f"h{i}", **values}[c] for c in cols]
+        for i, values in enumerate(rows)])  # one hour each: the model's key stays unique
+    con.close()
+    result, offending = _run_test(tmp_path, ledger, "int_gpu_idle_hourly")
+    # idle_flag 'busy' 1 row; unallocated_gpu_hours -1 1 row; over_allocation_gpu_hours -2 1 row = 3
+    assert result["status"] == "fail" and result["failures"] == 3
+    assert offending == sorted([
+        ("accepted_values", "idle_flag", None, 1),
+        ("value_between", "unallocated_gpu_hours", None, 1),
+        ("value_between", "over_allocation_gpu_hours", None, 1),
     ], key=str)

@@ -2,7 +2,7 @@
 
 dbt's generic tests (`unique_combination`, `accepted_values`, `currency_is_known`, `value_between`,
 `greater_than_zero`, and `column_constraints`, which checks the columns' `not_null` / `unique`
-constraints and the model-level unique keys) already guard the marts inside `dbt build`, where an error-severity failure withholds the publication. A GX mart expectation that
+constraints, their value checks -- the last four, kept in column meta -- and the model-level unique keys) already guard the marts inside `dbt build`, where an error-severity failure withholds the publication. A GX mart expectation that
 says the same thing about the same model and column only doubles the work and the places to edit,
 so the mart suites keep what dbt does not test; tests/quality asserts that none of them is
 `covered` by a dbt test (re-adding one fails that test).
@@ -30,6 +30,8 @@ KNOWN_TESTS = ("not_null", "unique", "unique_combination", "accepted_values", "c
                "value_between", "greater_than_zero", "column_constraints")
 #: Column constraint types the `column_constraints` test checks (dbt/macros/test_column_constraints.sql).
 CONSTRAINT_TESTS = ("not_null", "unique")
+#: Column value checks (`config: {meta: {checks: {...}}}`) it checks, named and argued as the generic tests.
+CHECK_TESTS = ("accepted_values", "value_between", "greater_than_zero", "currency_is_known")
 _SLACK = FLOAT_TOLERANCE + 1e-12
 
 
@@ -75,7 +77,7 @@ def dbt_tests(manifest: dict[str, Any], schema: str, model: str) -> list[DbtTest
             continue
         severity = str(config.get("severity", "error")).lower()
         if meta["name"] == "column_constraints":  # its own fail_calc counts offending rows
-            out += [DbtTest(uid, kind, cols, {}, severity) for kind, cols in constrained[n["attached_node"]]]
+            out += [DbtTest(uid, kind, cols, kwargs, severity) for kind, cols, kwargs in constrained[n["attached_node"]]]
             continue
         if str(config.get("fail_calc", "count(*)")).replace(" ", "") != "count(*)":
             continue
@@ -87,20 +89,32 @@ def dbt_tests(manifest: dict[str, Any], schema: str, model: str) -> list[DbtTest
     return out
 
 
-def _constraint_tests(manifest: dict[str, Any], node_ids: set[str]) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
-    """node id -> (test kind, columns) for each constraint the `column_constraints` test checks: a
-    column's not_null / unique, and a model-level unique key (what `unique_combination` checked)."""
-    out: dict[str, list[tuple[str, tuple[str, ...]]]] = {uid: [] for uid in node_ids}
+def _constraint_tests(manifest: dict[str, Any],
+                      node_ids: set[str]) -> dict[str, list[tuple[str, tuple[str, ...], dict[str, Any]]]]:
+    """node id -> (test kind, columns, arguments) for each rule the `column_constraints` test checks: a
+    column's not_null / unique, its value checks (read as the generic test of the same name), and a
+    model-level unique key (what `unique_combination` checked)."""
+    out: dict[str, list[tuple[str, tuple[str, ...], dict[str, Any]]]] = {uid: [] for uid in node_ids}
     for uid in node_ids:
         node = manifest["nodes"][uid]
         for col in node.get("columns", {}).values():
             for constraint in col.get("constraints") or ():
                 if constraint.get("type") in CONSTRAINT_TESTS:
-                    out[uid].append((constraint["type"], (_col(col["name"]),)))
+                    out[uid].append((constraint["type"], (_col(col["name"]),), {}))
+            for kind, arg in column_checks(col).items():
+                if kind in CHECK_TESTS:
+                    kwargs = {"values": list(arg)} if kind == "accepted_values" else dict(arg) if isinstance(arg, dict) else {}
+                    out[uid].append((kind, (_col(col["name"]),), kwargs))
         for constraint in node.get("constraints") or ():
             if constraint.get("type") == "unique" and constraint.get("columns"):
-                out[uid].append(("unique_combination", tuple(_col(c) for c in constraint["columns"])))
+                out[uid].append(("unique_combination", tuple(_col(c) for c in constraint["columns"]), {}))
     return out
+
+
+def column_checks(col: dict[str, Any]) -> dict[str, Any]:
+    """A manifest column's value checks (`config: {meta: {checks: ...}}`), which `column_constraints` runs."""
+    meta = (col.get("config") or {}).get("meta") or col.get("meta") or {}
+    return dict(meta.get("checks") or {})
 
 
 def _low_covered(test: DbtTest, low: float | None, strict: bool) -> bool:
