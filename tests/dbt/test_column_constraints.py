@@ -60,22 +60,9 @@ def test_no_seed_declares_a_key_dbt_would_drop() -> None:
             assert "constraints" not in seed, f"{path.name}: seed {seed['name']} declares constraints"
 
 
-def _run_on(tmp_path: Path, rows: list[tuple]) -> tuple[dict, list[tuple]]:
-    """Run gpu_catalog's column_constraints test on a ledger whose gpu_catalog holds `rows`."""
-    ledger = tmp_path / "ledger.duckdb"  # dbt-duckdb names the catalog after the file: "ledger"
-    con = duckdb.connect(str(ledger))
-    con.execute("create schema reference")
-    con.execute("create table reference.gpu_catalog (gpu_model varchar, gpu_class varchar, architecture varchar,"
-                " memory_gb integer, memory_bandwidth_gbs integer, bf16_dense_tflops decimal(10,2),"
-                " fp8_dense_tflops decimal(10,2), tdp_w integer, interconnect varchar, source varchar)")
-    con.executemany("insert into reference.gpu_catalog (gpu_model, gpu_class, memory_gb, source) values (?, ?, ?, ?)",
-                    rows)
-    con.close()
-    return _run_test(tmp_path, ledger, "gpu_catalog")
-
-
-def _run_test(tmp_path: Path, ledger: Path, model: str) -> tuple[dict, list[tuple]]:
-    """Run `model`'s column_constraints test with dbt on `ledger`; its result and the rows it returns."""
+def _run_tests(tmp_path: Path, ledger: Path, models: list[str]) -> dict[str, tuple[dict, list[tuple]]]:
+    """Run the column_constraints tests of `models` with ONE dbt invocation on `ledger` (each dbt start
+    costs ~8 s); per model its result and the rows its compiled SQL returns."""
     target = tmp_path / "target"
     target.mkdir()
     # the repo's parse state: dbt parses partially instead of from scratch (~10 s); it applies because
@@ -83,20 +70,111 @@ def _run_test(tmp_path: Path, ledger: Path, model: str) -> tuple[dict, list[tupl
     shutil.copy(DBT_DIR / "target" / "partial_parse.msgpack", target / "partial_parse.msgpack")
     done = subprocess.run(
         [ledger_dbt_executable(), "--in", str(ledger.parent), "test", "--select",
-         f"test_name:column_constraints,{model}",
+         *[f"test_name:column_constraints,{model}" for model in models],
          "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR), "--target-path", str(target),
          "--log-path", str(tmp_path), "--vars", json.dumps({"ledger_db": ledger.name})],
         capture_output=True, text=True, timeout=600, check=False)
     results = [r for r in json.loads((target / "run_results.json").read_text())["results"]
                if r["unique_id"].startswith("test.")]
-    assert len(results) == 1, done.stdout[-3000:]
-    (compiled,) = [p for p in (target / "compiled").rglob(f"column_constraints_{model}_*.sql")]
+    assert len(results) == len(models), done.stdout[-3000:]
+    out = {}
     con = duckdb.connect(str(ledger), read_only=True)
     try:
-        offending = sorted(con.execute(compiled.read_text()).fetchall(), key=str)
+        for model in models:
+            (compiled,) = [p for p in (target / "compiled").rglob(f"column_constraints_{model}_*.sql")]
+            (result,) = [r for r in results if r["unique_id"].startswith(f"test.gpu_ledger.column_constraints_{model}_")]
+            out[model] = (result, sorted(con.execute(compiled.read_text()).fetchall(), key=str))
     finally:
         con.close()
-    return results[0], offending
+    return out
+
+
+def _table(con: duckdb.DuckDBPyConnection, node: dict, schema: str, rows: list[dict]) -> None:
+    """`schema.<model>` holding `rows` (column -> value) over values that pass every rule of the model."""
+    cols, valid = _columns_it_reads(node)
+    con.execute(f"create schema if not exists {schema}")
+    con.execute(f"create table {schema}.{node['name']} ({', '.join(f'{c} {t}' for c, t in cols.items())})")
+    con.executemany(f"insert into {schema}.{node['name']} values ({', '.join('?' for _ in cols)})",
+                    [[{**valid, **r}[c] for c in cols] for r in rows])
+
+
+# gpu_catalog declares gpu_model not_null + unique, gpu_class / memory_gb / source not_null.
+CATALOG_ROWS = [
+    ("A", "x", 80, "s"),
+    ("A", None, 80, "s"),  # duplicate gpu_model A (2 rows); gpu_class null (1)
+    ("B", "y", None, None),  # memory_gb null (1), source null (1)
+    (None, "z", 1, "s"),  # gpu_model null (1); a null is not a duplicate
+    ("C", "z", 2, "s"),  # clean
+]
+# int_gpu_idle_hourly's value checks; one hour each, so the model's key stays unique
+IDLE_ROWS = [
+    {},                                                          # clean
+    {"idle_flag": "busy", "unallocated_gpu_hours": -1},          # a value outside the set; below 0
+    {"idle_flag": "no usage data for the pool", "unallocated_gpu_hours": -0.0000005},  # within 1e-6: passes
+    {"idle_flag": None, "unallocated_gpu_hours": None},          # NULL passes both checks
+    {"over_allocation_gpu_hours": -2},                           # below 0
+]
+MODELS = ["gpu_catalog", "fct_chargeback_monthly", "int_gpu_idle_hourly", "int_gpu_prices_observed"]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory, manifest: dict) -> dict[str, tuple[dict, list[tuple]]]:
+    """One ledger with a hand-made table for each of MODELS, their column_constraints tests run once."""
+    tmp_path = tmp_path_factory.mktemp("column_constraints")
+    ledger = tmp_path / "ledger.duckdb"  # dbt-duckdb names the catalog after the file: "ledger"
+    con = duckdb.connect(str(ledger))
+    con.execute("create schema reference")
+    con.execute("create table reference.gpu_catalog (gpu_model varchar, gpu_class varchar, architecture varchar,"
+                " memory_gb integer, memory_bandwidth_gbs integer, bf16_dense_tflops decimal(10,2),"
+                " fp8_dense_tflops decimal(10,2), tdp_w integer, interconnect varchar, source varchar)")
+    con.executemany("insert into reference.gpu_catalog (gpu_model, gpu_class, memory_gb, source) values (?, ?, ?, ?)",
+                    CATALOG_ROWS)
+    nodes = manifest["nodes"]
+    chargeback = {"billing_period_start": "2025-01-01", "currency": "USD"}
+    _table(con, nodes["model.gpu_ledger.fct_chargeback_monthly"], "marts",
+           [{**chargeback, "team_id": t} for t in ("a", "a", None, None, "b")])
+    _table(con, nodes["model.gpu_ledger.int_gpu_idle_hourly"], "intermediate",
+           [{"idle_flag": "no usage data in the hour", "hour_start": f"h{i}", **r} for i, r in enumerate(IDLE_ROWS)])
+    # every rule kept: two rows of valid values, distinct where a column is unique
+    _table(con, nodes["model.gpu_ledger.int_gpu_prices_observed"], "intermediate",
+           [{"observation_id": "o1"}, {"observation_id": "o2"}])
+    con.close()
+    return _run_tests(tmp_path, ledger, MODELS)
+
+
+def test_finds_each_null_and_duplicate(runs: dict) -> None:
+    result, offending = runs["gpu_catalog"]
+    # offending rows: nulls 1 + 1 + 1 + 1 = 4, plus the 2 rows sharing gpu_model 'A' = 6
+    assert result["status"] == "fail" and result["failures"] == 6
+    assert offending == sorted([
+        ("not_null", "gpu_model", None, 1), ("not_null", "gpu_class", None, 1),
+        ("not_null", "memory_gb", None, 1), ("not_null", "source", None, 1),
+        ("unique", "gpu_model", "A", 2),
+    ], key=str)
+
+
+def test_passes_a_clean_table(runs: dict, manifest: dict) -> None:
+    node = manifest["nodes"]["model.gpu_ledger.int_gpu_prices_observed"]
+    kinds = {k for c in node["columns"].values() for k in [*column_checks(c), *(x["type"] for x in c["constraints"])]}
+    assert kinds == {"not_null", "unique", "accepted_values", "currency_is_known", "greater_than_zero"}
+    result, offending = runs["int_gpu_prices_observed"]
+    assert result["status"] == "pass" and result["failures"] == 0 and offending == []
+
+
+def test_a_model_level_key_counts_duplicates_and_null_keys_group_together(runs: dict, manifest: dict) -> None:
+    """fct_chargeback_monthly's key (team_id, billing_period_start, currency), the old unique_combination."""
+    node = manifest["nodes"]["model.gpu_ledger.fct_chargeback_monthly"]
+    (key,) = [c["columns"] for c in node["constraints"] if c["type"] == "unique"]
+    assert key == ["team_id", "billing_period_start", "currency"]
+    result, offending = runs["fct_chargeback_monthly"]
+    # rows: team a, a, null, null, b. team_id null in 2 rows; key (a, 2025-01-01, USD) twice = 2 rows;
+    # key (null, ...) twice = 2 rows
+    assert result["status"] == "fail" and result["failures"] == 2 + 2 + 2
+    assert offending == sorted([
+        ("not_null", "team_id", None, 2),
+        ("unique", "team_id, billing_period_start, currency", "2025-01-01|USD", 2),
+        ("unique", "team_id, billing_period_start, currency", "a|2025-01-01|USD", 2),
+    ], key=str)
 
 
 def _columns_it_reads(node: dict) -> tuple[dict[str, str], dict[str, object]]:
@@ -117,57 +195,7 @@ def _columns_it_reads(node: dict) -> tuple[dict[str, str], dict[str, object]]:
     return cols, valid
 
 
-def test_finds_each_null_and_duplicate(tmp_path: Path) -> None:
-    # gpu_catalog declares gpu_model not_null + unique, gpu_class / memory_gb / source not_null.
-    rows = [
-        ("A", "x", 80, "s"),
-        ("A", None, 80, "s"),  # duplicate gpu_model A (2 rows); gpu_class null (1)
-        ("B", "y", None, None),  # memory_gb null (1), source null (1)
-        (None, "z", 1, "s"),  # gpu_model null (1); a null is not a duplicate
-        ("C", "z", 2, "s"),  # clean
-    ]
-    result, offending = _run_on(tmp_path, rows)
-    # offending rows: nulls 1 + 1 + 1 + 1 = 4, plus the 2 rows sharing gpu_model 'A' = 6
-    assert result["status"] == "fail" and result["failures"] == 6
-    assert offending == sorted([
-        ("not_null", "gpu_model", None, 1), ("not_null", "gpu_class", None, 1),
-        ("not_null", "memory_gb", None, 1), ("not_null", "source", None, 1),
-        ("unique", "gpu_model", "A", 2),
-    ], key=str)
-
-
-def test_passes_a_clean_table(tmp_path: Path) -> None:
-    result, offending = _run_on(tmp_path, [("A", "x", 80, "s"), ("B", "y", 40, "t")])
-    assert result["status"] == "pass" and result["failures"] == 0 and offending == []
-
-
-def test_a_model_level_key_counts_duplicates_and_null_keys_group_together(tmp_path: Path, manifest: dict) -> None:
-    """fct_chargeback_monthly's key (team_id, billing_period_start, currency), the old unique_combination."""
-    node = manifest["nodes"]["model.gpu_ledger.fct_chargeback_monthly"]
-    (key,) = [c["columns"] for c in node["constraints"] if c["type"] == "unique"]
-    assert key == ["team_id", "billing_period_start", "currency"]
-    cols, valid = _columns_it_reads(node)
-    ledger = tmp_path / "ledger.duckdb"
-    con = duckdb.connect(str(ledger))
-    con.execute("create schema marts")
-    con.execute(f"create table marts.fct_chargeback_monthly ({', '.join(f'{c} {t}' for c, t in cols.items())})")
-
-    def row(team: str | None) -> list:
-        return [{**valid, "team_id": team, "billing_period_start": "2025-01-01", "currency": "USD"}[c] for c in cols]
-    con.executemany(f"insert into marts.fct_chargeback_monthly values ({', '.join('?' for _ in cols)})",
-                    [row("a"), row("a"), row(None), row(None), row("b")])
-    con.close()
-    result, offending = _run_test(tmp_path, ledger, "fct_chargeback_monthly")
-    # team_id null in 2 rows; key (a, 2025-01-01, USD) twice = 2 rows; key (null, ...) twice = 2 rows
-    assert result["status"] == "fail" and result["failures"] == 2 + 2 + 2
-    assert offending == sorted([
-        ("not_null", "team_id", None, 2),
-        ("unique", "team_id, billing_period_start, currency", "2025-01-01|USD", 2),
-        ("unique", "team_id, billing_period_start, currency", "a|2025-01-01|USD", 2),
-    ], key=str)
-
-
-def test_value_checks_count_each_offending_row(tmp_path: Path, manifest: dict) -> None:
+def test_value_checks_count_each_offending_row(runs: dict, manifest: dict) -> None:
     """int_gpu_idle_hourly's value checks (the former value_between / accepted_values tests), folded
     into its column_constraints test: a NULL passes a check, each offending row counts once."""
     node = manifest["nodes"]["model.gpu_ledger.int_gpu_idle_hourly"]
@@ -176,25 +204,8 @@ def test_value_checks_count_each_offending_row(tmp_path: Path, manifest: dict) -
         "allocated exceeds capacity", "allocated without a capacity record", "no usage data for the pool",
         "no usage data in the hour"]}
     assert checks["unallocated_gpu_hours"] == {"value_between": {"min_value": 0}}
-    cols, valid = _columns_it_reads(node)
-    ledger = tmp_path / "ledger.duckdb"
-    con = duckdb.connect(str(ledger))
-    con.execute("create schema intermediate")
-    con.execute(f"create table intermediate.int_gpu_idle_hourly ({', '.join(f'{c} {t}' for c, t in cols.items())})")
-
-    rows = [
-        {},                                                          # clean
-        {"idle_flag": "busy", "unallocated_gpu_hours": -1},          # a value outside the set; below 0
-        {"idle_flag": "no usage data for the pool", "unallocated_gpu_hours": -0.0000005},  # within 1e-6: passes
-        {"idle_flag": None, "unallocated_gpu_hours": None},          # NULL passes both checks
-        {"over_allocation_gpu_hours": -2},                           # below 0
-    ]
-    con.executemany(f"insert into intermediate.int_gpu_idle_hourly values ({', '.join('?' for _ in cols)})", [
-        [{**valid, "idle_flag": "no usage data in the hour", "hour_start": f"h{i}", **values}[c] for c in cols]
-        for i, values in enumerate(rows)])  # one hour each: the model's key stays unique
-    con.close()
-    result, offending = _run_test(tmp_path, ledger, "int_gpu_idle_hourly")
-    # idle_flag 'busy' 1 row; unallocated_gpu_hours -1 1 row; over_allocation_gpu_hours -2 1 row = 3
+    result, offending = runs["int_gpu_idle_hourly"]
+    # IDLE_ROWS: idle_flag 'busy' 1 row; unallocated_gpu_hours -1 1 row; over_allocation_gpu_hours -2 1 row = 3
     assert result["status"] == "fail" and result["failures"] == 3
     assert offending == sorted([
         ("accepted_values", "idle_flag", None, 1),
