@@ -135,12 +135,14 @@ def _key_columns(suite: Suite) -> list[list[str]]:
 SUSPECT_ROWS = 1_000  # per kind of suspicion, on top of the sample
 
 
-def _row_id(con: duckdb.DuckDBPyConnection, suite: Suite, select: str) -> str:
+def _row_id(con: duckdb.DuckDBPyConnection, suite: Suite, cols: list[str]) -> str:
     """What tells a sampled row from a suspect row: `rowid` in a table; in a raw view over Parquet
     files (warehouse/raw_files.py), which has none, the landed file, its line and the values read."""
     kind = con.execute("select table_type from information_schema.tables where table_schema = ? and table_name = ?",
                        [suite.schema, suite.table]).fetchone()
-    return "rowid" if kind and kind[0] == "BASE TABLE" else f"hash(_file_hash, _source_line, {select})"
+    if kind and kind[0] == "BASE TABLE":
+        return "rowid"
+    return f"hash({', '.join(_q(c) for c in dict.fromkeys(['_file_hash', '_source_line', *cols]))})"
 
 
 def read_frame(con: duckdb.DuckDBPyConnection, suite: Suite) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -171,11 +173,10 @@ def read_frame(con: duckdb.DuckDBPyConnection, suite: Suite) -> tuple[pd.DataFra
         return df, meta
 
     sample = f"using sample {suite.sample_rows} rows (reservoir, {SAMPLE_SEED})"
-    rid = _row_id(con, suite, select)
+    rid = _row_id(con, suite, cols)
     # The id is computed on the sampled rows only (a hash over every row of a view cost 0.5 s at 11M rows).
-    inner = select if rid == "rowid" else f"{select}, _file_hash, _source_line"
-    parts = [con.execute(f"select {rid} as _rid, {select} from (select {inner}{', rowid' if rid == 'rowid' else ''} "
-                         f"from {source} {sample})").df()]
+    inner = "*, rowid" if rid == "rowid" else "*"
+    parts = [con.execute(f"select {rid} as _rid, {select} from (select {inner} from {source} {sample})").df()]
     predicates = [p for cls_name, kw in suite.expectations
                   if all(c in present for c in named(kw)) and (p := _suspect_predicate(cls_name, kw))]
     if predicates:
