@@ -138,8 +138,8 @@ SUSPECT_ROWS = 1_000  # per kind of suspicion, on top of the sample
 def _row_id(con: duckdb.DuckDBPyConnection, suite: Suite, cols: list[str]) -> str:
     """What tells a sampled row from a suspect row: `rowid` in a table; in a raw view over Parquet
     files (warehouse/raw_files.py), which has none, the landed file, its line and the values read."""
-    kind = con.execute("select table_type from information_schema.tables where table_schema = ? and table_name = ?",
-                       [suite.schema, suite.table]).fetchone()
+    kind = con.execute("select table_type from information_schema.tables "
+                       "where table_schema = ? and table_name = ?", [suite.schema, suite.table]).fetchone()
     if kind and kind[0] == "BASE TABLE":
         return "rowid"
     return f"hash({', '.join(_q(c) for c in dict.fromkeys(['_file_hash', '_source_line', *cols]))})"
