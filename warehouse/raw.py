@@ -6,6 +6,7 @@ contract stores as Parquet files is renamed into place once it commits: warehous
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -18,6 +19,7 @@ import yaml
 from sources.common import BatchedParse, ParseOutput, StreamEnd
 from warehouse.raw_files import FileTableLoad, ensure_file_table, files_folder, remove_leftovers
 
+LOG = logging.getLogger(__name__)
 CONTRACTS_DIR = Path(__file__).resolve().parent / "contracts"
 LINEAGE_COLUMNS = {
     "_file_hash": "VARCHAR",
@@ -63,11 +65,23 @@ def ensure_raw_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
     cols = {**contract_columns(table), **LINEAGE_COLUMNS}
     folder = _files_folder(con, table)
     if folder is not None:
-        ensure_file_table(con, table, folder, cols)
+        if ensure_file_table(con, table, folder, cols):
+            _forget_family_loads(con, table, folder)
         return
     ddl = ", ".join(f"{_quote(c)} {t}" for c, t in cols.items())
     con.execute("create schema if not exists raw")
     con.execute(f"create table if not exists raw.{_quote(table)} ({ddl})")
+
+
+def _forget_family_loads(con: duckdb.DuckDBPyConnection, table: str, folder: Path) -> None:
+    """The files of `table` were deleted: forget the family's loads, so the next ingest loads every
+    landed file of the family again (landing/ keeps them) instead of leaving the rows quietly gone."""
+    family = contracts()[table]["family"]
+    has_audit = con.execute("select count(*) from information_schema.tables where table_catalog = current_database() "
+                            "and table_schema = 'audit' and table_name = 'file_loads'").fetchone()[0]
+    if has_audit:
+        con.execute("delete from audit.file_loads where family = ?", [family])
+    LOG.warning("%s is gone (raw.%s lost its rows): every landed %s file will be loaded again", folder, table, family)
 
 
 def _files_folder(con: duckdb.DuckDBPyConnection, table: str) -> Path | None:

@@ -14,7 +14,9 @@ The guarantees of a DuckDB table hold:
 - A crash between that commit and the rename leaves the landed file without its audit row (the
   loader writes it afterwards), so the next run loads the file again.
 - The folder belongs to its database: a database without the view yet (a new ledger) starts from
-  an empty folder, and an older ledger's native table is moved into files once.
+  an empty folder, and an older ledger's native table is moved into files once. A folder deleted
+  under a ledger that still has the view makes the loader forget the family's loads, so the next
+  ingest loads every landed file of it again (warehouse/raw.py).
 - An in-memory database (unit tests, tools) has no folder, so its table stays a DuckDB table.
 """
 
@@ -72,12 +74,14 @@ def _view_sql(table: str, folder: Path) -> str:
             f"select * from read_parquet({_lit(str(folder / '*.parquet'))})")
 
 
-def ensure_file_table(con: duckdb.DuckDBPyConnection, table: str, folder: Path, columns: dict[str, str]) -> None:
+def ensure_file_table(con: duckdb.DuckDBPyConnection, table: str, folder: Path, columns: dict[str, str]) -> bool:
     """Create (or move into files) `raw.<table>` as a view over `folder`; `columns` name -> DuckDB type,
-    lineage included. Cheap when the view already points at `folder`."""
+    lineage included. Cheap when the view already points at `folder`. True when the view existed but
+    its folder did not (deleted by hand): the rows of every file loaded before are gone."""
     kind, sql = _kind(con, table)
     if kind == "VIEW" and sql is not None and str(folder) in sql and (folder / EMPTY_FILE).exists():
-        return
+        return False
+    lost = kind == "VIEW" and not (folder / EMPTY_FILE).exists()
     folder.mkdir(parents=True, exist_ok=True)
     if kind is None:
         # No table and no view: a new database. Files left here belong to a deleted ledger of the same
@@ -94,6 +98,7 @@ def ensure_file_table(con: duckdb.DuckDBPyConnection, table: str, folder: Path, 
         _move_native_rows(con, table, folder)
     con.execute("create schema if not exists raw")
     con.execute(_view_sql(table, folder))
+    return lost
 
 
 def _move_native_rows(con: duckdb.DuckDBPyConnection, table: str, folder: Path) -> None:

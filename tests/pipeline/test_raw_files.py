@@ -172,3 +172,25 @@ def test_gx_samples_the_view_and_finds_a_single_bad_row(tmp_path: Path) -> None:
     assert first.equals(second)
     passed, failures = validate(suite, first)
     assert not passed and "unexpected" in failures[0]
+
+
+def test_a_deleted_folder_is_loaded_again_not_lost(tmp_path: Path) -> None:
+    """The Parquet folder deleted under a ledger that still has its audit rows: the next ingest loads
+    the landed usage files again instead of leaving raw.gpu_samples quietly empty."""
+    from warehouse.ingest import ingest_family
+    from warehouse.landing import land_inputs
+
+    usage = tmp_path / "inputs" / "usage"
+    usage.mkdir(parents=True)
+    (usage / "dcgm.csv").write_text("timestamp,hostname,gpu,uuid,DCGM_FI_DEV_POWER_USAGE\n"
+                                    "2026-01-01T00:00:00Z,n1,0,GPU-1,100\n2026-01-01T00:01:00Z,n1,0,GPU-1,110\n")
+    land_inputs(tmp_path / "inputs", tmp_path / "landing", ("usage",))
+    db = tmp_path / "ledger.duckdb"
+    con = duckdb.connect(str(db))
+    assert ingest_family(con, "usage", tmp_path / "landing", "run-1").rows_loaded == 2
+    assert ingest_family(con, "usage", tmp_path / "landing", "run-2").files_seen == 0  # nothing new
+    shutil.rmtree(db.with_suffix(".raw"))
+    again = ingest_family(con, "usage", tmp_path / "landing", "run-3")
+    assert (again.files_loaded, again.rows_loaded) == (1, 2)
+    assert con.execute("select count(*), sum(power_w) from raw.gpu_samples").fetchone() == (2, 210.0)
+    assert con.execute("select run_id from audit.file_loads").fetchall() == [("run-3",)]
