@@ -8,7 +8,7 @@ the files generated from it) and the tests.
 Everything the dbt project needs from here is generated into it, each file headed
 "generated from warehouse/reference.py; do not edit":
 
-- dbt/macros/known_currencies.sql   `known_currencies()` and the generic test `currency_is_known`;
+- dbt/macros/known_currencies.sql   `known_currencies()`, which column_constraints' `currency_is_known` check reads;
 - dbt/macros/canonical_gpu_model.sql `canonical_gpu_model(expr)` (the GPU name rules) and
                                       `join_gpu_alias(expr)` (the one join to the alias seed);
 - dbt/seeds/gpu_aliases.csv          the alias list (CSV has no comments: dbt/seeds/README.md
@@ -53,7 +53,7 @@ ISO_4217_CODES: tuple[str, ...] = (
 NO_CURRENCY = "XXX"
 
 #: Every code the warehouse may hold (sorted): the ISO codes plus NO_CURRENCY. dbt's
-#: `known_currencies()` / `currency_is_known` and the GX suites check against this list.
+#: `known_currencies()` (column_constraints' `currency_is_known` check) and the GX suites check against this list.
 CURRENCIES: tuple[str, ...] = tuple(sorted((*ISO_4217_CODES, NO_CURRENCY)))
 
 #: Set views for membership tests in parsers (one per list, shared: import these, do not copy).
@@ -262,21 +262,12 @@ def render_known_currencies_sql() -> str:
     return f"""{{# {HEADER} ({_REGENERATE}).
    CURRENCIES: ISO 4217 active codes plus XXX ("no currency", which staging gives FOCUS lines that
    carry none); the GX suites check the same list. A price in any other code cannot be converted,
-   so it fails `currency_is_known`. #}}
+   so it fails the `currency_is_known` check of column_constraints. #}}
 {{% macro known_currencies() -%}}
     {{{{ return([
 {_sql_list(CURRENCIES, " " * 8)}
     ]) }}}}
 {{%- endmacro %}}
-
-{{# Generic test: every non-null value of the column is a known ISO 4217 code. #}}
-{{% test currency_is_known(model, column_name) %}}
-select {{{{ column_name }}}} as unknown_currency, count(*) as n
-from {{{{ model }}}}
-where {{{{ column_name }}}} is not null
-  and {{{{ column_name }}}} not in ({{%- for c in known_currencies() %}}'{{{{ c }}}}'{{% if not loop.last %}}, {{% endif %}}{{% endfor -%}})
-group by {{{{ column_name }}}}
-{{% endtest %}}
 """
 
 

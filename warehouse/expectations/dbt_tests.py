@@ -1,8 +1,10 @@
 """Which GX expectations restate a dbt test: the rule, applied to the dbt manifest.
 
-dbt's generic tests (`unique_combination`, `accepted_values`, `currency_is_known`, `value_between`,
-`greater_than_zero`, and `column_constraints`, which checks the columns' `not_null` / `unique`
-constraints, their value checks -- the last four, kept in column meta -- and the model-level unique keys) already guard the marts inside `dbt build`, where an error-severity failure withholds the publication. A GX mart expectation that
+dbt's tests (`unique_combination`, `accepted_values`, and `column_constraints`, which checks the
+columns' `not_null` / `unique` constraints, their value checks kept in column meta -- read here as
+the tests they replaced: `accepted_values`, `value_between`, `greater_than_zero`, `currency_is_known`
+-- and the model-level unique keys) already guard the marts inside `dbt build`, where an
+error-severity failure withholds the publication. A GX mart expectation that
 says the same thing about the same model and column only doubles the work and the places to edit,
 so the mart suites keep what dbt does not test; tests/quality asserts that none of them is
 `covered` by a dbt test (re-adding one fails that test).
@@ -25,7 +27,8 @@ from warehouse.reference import CURRENCIES
 
 from .dsl import FLOAT_TOLERANCE, Expectation, Suite
 
-#: The dbt generic tests the rule understands (others, and singular tests, cover nothing here).
+#: The dbt tests the rule understands, as nodes or as column_constraints rules (others, and singular
+#: tests, cover nothing here).
 KNOWN_TESTS = ("not_null", "unique", "unique_combination", "accepted_values", "currency_is_known",
                "value_between", "greater_than_zero", "column_constraints")
 #: Column constraint types the `column_constraints` test checks (dbt/macros/test_column_constraints.sql).

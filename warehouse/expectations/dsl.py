@@ -15,7 +15,7 @@ from warehouse.reference import CURRENCIES
 SAMPLE_ROWS = 100_000
 SAMPLE_SEED = 42
 
-# Float rounding allowed at the bounds, as the dbt `value_between` test allows: a share computed as
+# Float rounding allowed at the bounds, as dbt's `value_between` check (column_constraints) allows: a share computed as
 # a quotient of sums can land at 100.00000000000001 (seen on Spark, which sums in another order).
 FLOAT_TOLERANCE = 1e-6
 
