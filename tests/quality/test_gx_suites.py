@@ -223,9 +223,22 @@ def test_big_table_is_sampled_deterministically(big_db: Path) -> None:
     finally:
         con.close()
     assert meta["rows"] == 250_000 and meta["rows_validated"] == len(first) == 20_000
-    assert "using sample 20000 rows (reservoir, 42)" in meta["sampled"]
+    assert "using sample 20000 rows (smallest hash of the row key, seed 42)" in meta["sampled"]
     pd.testing.assert_frame_equal(first, second)
     assert validate(SMALL, first)[0]
+
+
+def test_the_sample_is_spread_over_the_whole_table(big_db: Path) -> None:
+    """Drawn on a hash of the row, not the first rows read: each quarter of the 250,000 ids holds
+    a quarter of the 20,000 sampled rows (5,000 expected; binomial sd ~61, so 4,500-5,500 is 8 sd)."""
+    con = duckdb.connect(str(big_db), read_only=True)
+    try:
+        df, _ = read_frame(con, SMALL)
+    finally:
+        con.close()
+    ids = df["id"].str.removeprefix("k").astype(int)
+    quarters = (ids // 62_500).value_counts().sort_index().tolist()
+    assert len(quarters) == 4 and all(4_500 <= q <= 5_500 for q in quarters), quarters
 
 
 @pytest.mark.parametrize("doctor", [

@@ -10,7 +10,7 @@ from typing import Any
 
 from warehouse.reference import CURRENCIES
 
-#: A table above this many rows is validated on a deterministic reservoir sample of this size
+#: A table above this many rows is validated on a deterministic uniform sample of this size
 #: (plus the suspect rows, see runner.read_frame).
 SAMPLE_ROWS = 100_000
 SAMPLE_SEED = 42

@@ -4,7 +4,7 @@ ephemeral context, on pandas: GX's SQL datasource on DuckDB is broken upstream).
 Tables can be large (usage samples, API request logs, billing exports, the FOCUS ledger), and
 GX on pandas costs seconds per million rows (it even hashes the whole frame twice per batch).
 So a table with more than `sample_rows` rows (default SAMPLE_ROWS) is validated on a bounded,
-deterministic frame: a reservoir sample (`using sample 100000 rows (reservoir, 42)`) plus the
+deterministic frame: a uniform sample (the rows with the smallest `hash(row key, 42)`) plus the
 rows DuckDB finds that an expectation could reject (nulls, values outside the set or range,
 pairs out of order, duplicated keys), at most SUSPECT_ROWS per kind; the check metadata says so.
 GX's verdict on that frame is the result. Only the columns the expectations name are read.
@@ -13,6 +13,7 @@ GX's verdict on that frame is the result. Only the columns the expectations name
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 import threading
 import time
@@ -117,6 +118,9 @@ def _suspect_predicate(cls_name: str, kw: dict[str, Any]) -> str | None:
         op = "<" if kw.get("or_equal") else "<="
         return f"({_q(kw['column_A'])} {op} {_q(kw['column_B'])})"
     if cls_name == "ExpectColumnValuesToMatchRegex":
+        prefix = _LITERAL_PREFIX.fullmatch(kw["regex"])
+        if prefix:  # `^GPU-`: a prefix test, not a regular expression on every row (0.7 s at 11M rows)
+            return f"({col} is not null and not starts_with({col}::varchar, {_lit(prefix.group(1))}))"
         return f"({col} is not null and not regexp_matches({col}::varchar, {_lit(kw['regex'])}))"
     return None
 
@@ -133,16 +137,43 @@ def _key_columns(suite: Suite) -> list[list[str]]:
 
 
 SUSPECT_ROWS = 1_000  # per kind of suspicion, on top of the sample
+_LITERAL_PREFIX = re.compile(r"\^([A-Za-z0-9 _:/-]+)")  # a regex that only anchors a literal prefix
 
 
-def _row_id(con: duckdb.DuckDBPyConnection, suite: Suite, cols: list[str]) -> str:
-    """What tells a sampled row from a suspect row: `rowid` in a table; in a raw view over Parquet
-    files (warehouse/raw_files.py), which has none, the landed file, its line and the values read."""
+def _row_id(con: duckdb.DuckDBPyConnection, suite: Suite, cols: list[str]) -> tuple[str, str]:
+    """(what tells a sampled row from a suspect row, what the sample is drawn on): `rowid` for both
+    in a table; in a raw view over Parquet files (warehouse/raw_files.py), which has none, the
+    landed file and its line (the sample key) and the values read."""
     kind = con.execute("select table_type from information_schema.tables "
                        "where table_schema = ? and table_name = ?", [suite.schema, suite.table]).fetchone()
     if kind and kind[0] == "BASE TABLE":
-        return "rowid"
-    return f"hash({', '.join(_q(c) for c in dict.fromkeys(['_file_hash', '_source_line', *cols]))})"
+        return "rowid", "rowid"
+    return (f"hash({', '.join(_q(c) for c in dict.fromkeys(['_file_hash', '_source_line', *cols]))})",
+            "_file_hash, _source_line")
+
+
+def _sample_and_suspects(con: duckdb.DuckDBPyConnection, source: str, select: str, rid: str, key: str,
+                         predicates: list[str], n: int, total: int) -> tuple[pd.DataFrame, int]:
+    """One scan for the sample and the predicate suspects: (frame, rows of it in the sample).
+
+    The sample is the `n` rows with the smallest hash(key, SAMPLE_SEED): uniform, and the same for
+    the same table state whatever the threads. The scan keeps only rows below a hash bound that
+    ~3n rows pass (fewer than n pass with a probability below 1e-20 at n = 100) or that a
+    predicate selects; the window then takes the n smallest and up to SUSPECT_ROWS suspects.
+    It replaced a reservoir sample and a second scan for the suspects: reading the frame of
+    raw.gpu_samples at 11M rows took 1.85-2.5 s before and 1.2-1.6 s after (BENCHMARKS.md, session 9)."""
+    bound = min(2**64 - 1, (2**64 * min(3 * n, total)) // max(total, 1))
+    suspect = " or ".join(predicates) if predicates else "false"
+    candidates = (f"select {rid} as _rid, {select}, hash({key}, {SAMPLE_SEED}) as _h, "
+                  f"coalesce({suspect}, false) as _suspect from {source} "
+                  f"where hash({key}, {SAMPLE_SEED}) < {bound}::ubigint or coalesce({suspect}, false)")
+    ranked = f"select *, row_number() over (order by _h, _rid) <= {n} as _in_sample from ({candidates}) as c"
+    frame = con.execute(
+        f"select * exclude (_h, _suspect) from ({ranked}) as r "
+        f"qualify _in_sample or (_suspect and row_number() over (partition by _suspect, _in_sample "
+        f"order by _h, _rid) <= {SUSPECT_ROWS}) order by _in_sample desc").df()
+    in_sample = int(frame.pop("_in_sample").sum())
+    return frame, in_sample
 
 
 def read_frame(con: duckdb.DuckDBPyConnection, suite: Suite) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -150,8 +181,8 @@ def read_frame(con: duckdb.DuckDBPyConnection, suite: Suite) -> tuple[pd.DataFra
 
     Only the columns the expectations name are read (a column the table lacks is left out, so
     its expectation fails and names it). A table of at most `suite.sample_rows` rows is read
-    whole. A bigger one is read as a reservoir sample with a fixed seed (the same table state
-    always gives the same sample) plus up to SUSPECT_ROWS rows DuckDB finds that an expectation
+    whole. A bigger one is read as a uniform sample drawn on a hash with a fixed seed (the same table
+    state always gives the same sample) plus up to SUSPECT_ROWS rows DuckDB finds that an expectation
     could reject (a null, a value outside the set or range, a pair out of order, a duplicated
     key): a sample alone would miss a rare bad row and every duplicate. DuckDB returns DECIMAL
     as float64, which is how GX compares numbers anyway.
@@ -172,16 +203,12 @@ def read_frame(con: duckdb.DuckDBPyConnection, suite: Suite) -> tuple[pd.DataFra
         meta.update(rows_validated=len(df), sampled="no: every row")
         return df, meta
 
-    sample = f"using sample {suite.sample_rows} rows (reservoir, {SAMPLE_SEED})"
-    rid = _row_id(con, suite, cols)
-    # The id is computed on the sampled rows only (a hash over every row of a view cost 0.5 s at 11M rows).
-    inner = "*, rowid" if rid == "rowid" else "*"
-    parts = [con.execute(f"select {rid} as _rid, {select} from (select {inner} from {source} {sample})").df()]
+    sample = f"using sample {suite.sample_rows} rows (smallest hash of the row key, seed {SAMPLE_SEED})"
+    rid, sample_key = _row_id(con, suite, cols)
     predicates = [p for cls_name, kw in suite.expectations
                   if all(c in present for c in named(kw)) and (p := _suspect_predicate(cls_name, kw))]
-    if predicates:
-        parts.append(con.execute(
-            f"select {rid} as _rid, {select} from {source} where {' or '.join(predicates)} limit {SUSPECT_ROWS}").df())
+    frame, sampled = _sample_and_suspects(con, source, select, rid, sample_key, predicates, suite.sample_rows, total)
+    parts = [frame]
     for key in _key_columns(suite):
         if all(c in present for c in key):
             parts.append(con.execute(
@@ -189,9 +216,9 @@ def read_frame(con: duckdb.DuckDBPyConnection, suite: Suite) -> tuple[pd.DataFra
                 f"qualify count(*) over (partition by {', '.join(_q(c) for c in key)}) > 1 limit {SUSPECT_ROWS}").df())
     df = (pd.concat(parts, ignore_index=True).drop_duplicates("_rid").sort_values("_rid")
           .drop(columns="_rid").reset_index(drop=True))
-    suspects = len(df) - len(parts[0])
+    suspects = len(df) - sampled
     meta.update(rows_validated=len(df), sampled=(
-        f"{sample}: {len(parts[0]):,} of {total:,} rows, plus {suspects:,} suspect rows "
+        f"{sample}: {sampled:,} of {total:,} rows, plus {suspects:,} suspect rows "
         f"(nulls, out-of-set/range values, pairs out of order, duplicated keys; at most {SUSPECT_ROWS:,} per kind)"))
     return df, meta
 
