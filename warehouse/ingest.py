@@ -109,7 +109,7 @@ def _load_batches(
     if parsed.table in RULES:  # a gated table is loaded whole, so the gate sees every row
         output, redactions = _checked(collect(parsed))
         rows = replace_file(con, output, file_hash=f.sha256, source_file=f.original_name, fmt=fmt.name,
-                            family=f.family)
+                            family=f.family, tables_ready=True)
         return rows, output, redactions
     redactions: dict[str, int] = {}
 
@@ -120,7 +120,7 @@ def _load_batches(
         return batch
 
     rows, end = replace_file_batches(con, parsed, file_hash=f.sha256, source_file=f.original_name, fmt=fmt.name,
-                                     family=f.family, each=scrub)
+                                     family=f.family, each=scrub, tables_ready=True)
     output, more = scrub_output(ParseOutput(rejects=end.rejects, warnings=end.warnings))
     for key, n in more.items():
         redactions[key] = redactions.get(key, 0) + n
@@ -130,7 +130,8 @@ def _load_batches(
 def load_landed(
     con: duckdb.DuckDBPyConnection, f: LandedFile, landing_dir: Path, run_id: str, summary: FamilySummary
 ) -> None:
-    """Parse one landed file and replace its rows; quarantine what cannot be read."""
+    """Parse one landed file and replace its rows; quarantine what cannot be read. The raw tables
+    exist already (`ingest_family` creates them once per ingest)."""
     path = landing_dir / f.landed_path
     fmt = recognise(path, f.family)
     if fmt is None:
@@ -156,7 +157,7 @@ def load_landed(
                                f"sha256 ({where})")
     if rows < 0:
         rows = replace_file(con, output, file_hash=f.sha256, source_file=f.original_name, fmt=fmt.name,
-                            family=f.family)
+                            family=f.family, tables_ready=True)
     summary.files_loaded += 1
     summary.rows_loaded += rows
     summary.rejects += len(output.rejects)
