@@ -9,6 +9,8 @@ from __future__ import annotations
 import inspect
 import re
 import tempfile
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +25,15 @@ from sources.plausibility import gate as plausibility_gate
 from sources.secrets import scrub_output, scrub_table
 from warehouse.audit import ensure_audit
 from warehouse.landing import LandedFile, read_manifest
-from warehouse.raw import ensure_all_raw_tables, replace_file, replace_file_batches
+from warehouse.raw import (
+    PreparedFile,
+    commit_prepared,
+    ensure_all_raw_tables,
+    prepare_file_batches,
+    replace_file,
+    replace_file_batches,
+    stored_as_files,
+)
 
 
 @dataclass
@@ -69,6 +79,10 @@ def _record(
         )
 
 
+# Files parsed and written ahead of the one being committed (worker threads): DuckDB's reader and
+# pyarrow's writer release the GIL, so two files use both cores. 0: every file in order, in the loader.
+PREPARE_AHEAD = 2
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@+=-]+")
 
 
@@ -112,35 +126,87 @@ def _load_batches(
                             family=f.family, tables_ready=True)
         return rows, output, redactions
     redactions: dict[str, int] = {}
-
-    def scrub(batch: pa.Table) -> pa.Table:
-        batch, counts = scrub_table(batch)
-        for col, n in counts.items():
-            redactions[f"{parsed.table}.{col}"] = redactions.get(f"{parsed.table}.{col}", 0) + n
-        return batch
-
     rows, end = replace_file_batches(con, parsed, file_hash=f.sha256, source_file=f.original_name, fmt=fmt.name,
-                                     family=f.family, each=scrub, tables_ready=True)
+                                     family=f.family, each=_scrubber(parsed.table, redactions), tables_ready=True)
     output, more = scrub_output(ParseOutput(rejects=end.rejects, warnings=end.warnings))
     for key, n in more.items():
         redactions[key] = redactions.get(key, 0) + n
     return rows, output, redactions
 
 
-def load_landed(
-    con: duckdb.DuckDBPyConnection, f: LandedFile, landing_dir: Path, run_id: str, summary: FamilySummary
-) -> None:
-    """Parse one landed file and replace its rows; quarantine what cannot be read. The raw tables
-    exist already (`ingest_family` creates them once per ingest)."""
+def _scrubber(table: str, redactions: dict[str, int]) -> Callable[[pa.Table], pa.Table]:
+    """The credential scrub of every batch before it is stored, counting into `redactions`."""
+
+    def scrub(batch: pa.Table) -> pa.Table:
+        batch, counts = scrub_table(batch)
+        for col, n in counts.items():
+            redactions[f"{table}.{col}"] = redactions.get(f"{table}.{col}", 0) + n
+        return batch
+
+    return scrub
+
+
+@dataclass
+class _Ahead:
+    """A landed file parsed and written to its temporary Parquet file in a worker thread."""
+
+    fmt: SourceFormat
+    future: Future[tuple[PreparedFile, dict[str, int]]]
+
+
+def _prepare(parsed: BatchedParse, folder: Path, f: LandedFile, fmt_name: str,
+             loaded_at: datetime) -> tuple[PreparedFile, dict[str, int]]:
+    redactions: dict[str, int] = {}
+    prepared = prepare_file_batches(parsed, folder, file_hash=f.sha256, source_file=f.original_name, fmt=fmt_name,
+                                    loaded_at=loaded_at, each=_scrubber(parsed.table, redactions))
+    return prepared, redactions
+
+
+def _read_ahead(con: duckdb.DuckDBPyConnection, pool: ThreadPoolExecutor, f: LandedFile,
+                landing_dir: Path) -> _Ahead | None:
+    """Start a file's parse and Parquet write in `pool` when it needs no database until its commit: a
+    batched format, a file-stored table, no plausibility gate. None: the loader does it in order."""
     path = landing_dir / f.landed_path
     fmt = recognise(path, f.family)
+    if fmt is None or fmt.stream is None:
+        return None
+    try:
+        parsed = _parse(fmt, path, f, batched=True)
+    except UnreadableFile:
+        return None  # load_landed meets it again and quarantines the file
+    folder = stored_as_files(con, parsed.table)
+    if folder is None or parsed.table in RULES:
+        return None
+    loaded_at = con.execute("select current_timestamp::timestamp").fetchone()[0]
+    return _Ahead(fmt, pool.submit(_prepare, parsed, folder, f, fmt.name, loaded_at))
+
+
+def load_landed(
+    con: duckdb.DuckDBPyConnection, f: LandedFile, landing_dir: Path, run_id: str, summary: FamilySummary,
+    ahead: _Ahead | None = None,
+) -> None:
+    """Parse one landed file and replace its rows; quarantine what cannot be read. The raw tables
+    exist already (`ingest_family` creates them once per ingest). `ahead`: the parse and the Parquet
+    file were started in a worker thread; only the commit and the audit rows are left."""
+    path = landing_dir / f.landed_path
+    fmt = ahead.fmt if ahead is not None else recognise(path, f.family)
     if fmt is None:
         msg = f"{f.original_name}: no known {f.family} format matches this file's content"
         summary.problems.append(msg)
         _record(con, f, "unknown", "unknown_format", 0, [Reject(None, "unknown_format", msg)], msg, run_id)
         return
     try:
-        if fmt.stream is not None:
+        if ahead is not None:
+            prepared, redactions = ahead.future.result()
+            try:
+                rows = commit_prepared(con, prepared, family=f.family, tables_ready=True)
+            except BaseException:
+                prepared.load.abort()  # its temporary file must not outlive a failed commit
+                raise
+            output, more = scrub_output(ParseOutput(rejects=prepared.end.rejects, warnings=prepared.end.warnings))
+            for key, n in more.items():
+                redactions[key] = redactions.get(key, 0) + n
+        elif fmt.stream is not None:
             rows, output, redactions = _load_batches(con, fmt, path, f)
         else:
             output, redactions = _checked(_parse(fmt, path, f))
@@ -174,9 +240,24 @@ def ingest_family(
     ensure_all_raw_tables(con)
     summary = FamilySummary(family)
     done = set() if reload_all else _already_loaded(con, family)
+    pending: dict[str, LandedFile] = {}
     for f in read_manifest(landing_dir):
         if f.family == family and f.sha256 not in done:
-            summary.files_seen += 1
-            load_landed(con, f, landing_dir, run_id, summary)
-            done.add(f.sha256)
+            pending.setdefault(f.sha256, f)
+    files = list(pending.values())
+    # Files are committed and audited in manifest order; the next PREPARE_AHEAD ones are parsed and
+    # written to their temporary Parquet files meanwhile, on the other core (issue 23).
+    ahead: dict[int, _Ahead | None] = {}
+    with ThreadPoolExecutor(max(1, PREPARE_AHEAD), thread_name_prefix="gpu-ledger-prepare") as pool:
+        try:
+            for i, f in enumerate(files):
+                for j in range(i, min(i + PREPARE_AHEAD, len(files))):
+                    if j not in ahead:
+                        ahead[j] = _read_ahead(con, pool, files[j], landing_dir)
+                summary.files_seen += 1
+                load_landed(con, f, landing_dir, run_id, summary, ahead.pop(i, None))
+        finally:
+            for left in ahead.values():  # an error stopped the loop: remove what was prepared for nothing
+                if left is not None and not left.future.cancel() and left.future.exception() is None:
+                    left.future.result()[0].load.abort()  # a failed preparation removed its own file
     return summary

@@ -23,6 +23,7 @@ The guarantees of a DuckDB table hold:
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -128,8 +129,8 @@ class FileTableLoad:
     """One landed file's rows of a file-stored raw table: written to a temporary file, renamed into
     place by `commit` (after the DuckDB transaction), or removed by `abort`."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, table: str, folder: Path, *, file_hash: str,
-                 source_file: str, fmt: str) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection | None, table: str, folder: Path, *, file_hash: str,
+                 source_file: str, fmt: str, loaded_at: datetime | None = None) -> None:
         self.table, self.folder = table, folder
         self.final = folder / f"{file_hash}.parquet"
         self.tmp = folder / f"{file_hash}.parquet{TMP_MARK}{os.getpid()}"
@@ -138,8 +139,11 @@ class FileTableLoad:
         schema = pq.read_schema(folder / EMPTY_FILE).remove_metadata()
         self.schema = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), f.type))
                                  if f.name in CONSTANT_STRINGS else f for f in schema])
-        # Stamped like a DuckDB insert: the transaction's time, as the loader's session sees it.
-        loaded_at = con.execute("select current_timestamp::timestamp").fetchone()[0]
+        # Stamped like a DuckDB insert: the transaction's time, as the loader's session sees it (or the
+        # time the loader gave, for a file prepared in a worker thread: warehouse/ingest.py).
+        if loaded_at is None:
+            assert con is not None, "FileTableLoad needs a connection or loaded_at"
+            loaded_at = con.execute("select current_timestamp::timestamp").fetchone()[0]
         self.lineage = {"_file_hash": file_hash, "_source_file": source_file, "_format": fmt, "_loaded_at": loaded_at}
         self.writer: pq.ParquetWriter | None = None
         self.rows = 0

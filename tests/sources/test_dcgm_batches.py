@@ -111,3 +111,104 @@ def test_ingest_quarantines_batched_rejects(tmp_path: Path, monkeypatch: pytest.
     assert con.execute("select list(_source_line order by _source_line) from raw.gpu_samples").fetchone()[0] == KEPT_LINES
     status, rows, message = con.execute("select status, rows_loaded, message from audit.file_loads").fetchone()
     assert (status, rows) == ("loaded", 6) and "duplicated sample" in message
+
+
+def _usage_folder(root: Path, files: dict[str, str | None]) -> Path:
+    """inputs/usage with one copy of the corrections file per name (None) or the given text."""
+    usage = root / "inputs" / "usage"
+    usage.mkdir(parents=True)
+    for i, (name, text) in enumerate(files.items()):
+        if text is None:
+            _write(usage / name)
+            with open(usage / name, "a") as fh:  # a distinct file (hash) per name, same rows otherwise
+                fh.write(f"2026-01-02T00:00:0{i}Z,h{i},0,GPU-z{i},x,,,,,,,1,1,1,1,1\r\n")  # csv.writer ends lines so
+        else:
+            (usage / name).write_text(text)
+    land_inputs(root / "inputs", root / "landing", ("usage",))
+    return root / "landing"
+
+
+def _ingest(root: Path, ahead: int, monkeypatch: pytest.MonkeyPatch) -> tuple[duckdb.DuckDBPyConnection, object]:
+    import warehouse.ingest as ingest
+
+    monkeypatch.setattr(ingest, "PREPARE_AHEAD", ahead)
+    con = duckdb.connect(str(root / "ledger.duckdb"))
+    return con, ingest.ingest_family(con, "usage", root / "landing", "run-1")
+
+
+def test_files_prepared_ahead_load_exactly_as_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parsed and written in worker threads (PREPARE_AHEAD = 2) or one after another in the loader
+    (0): the same raw rows, line numbers, audit rows and quarantined lines. Four files, each with the
+    corrections file's 6 kept rows + 1 appended row and its 3 rejects: 4 x 7 = 28 rows, 4 x 3 = 12 rejects."""
+    import threading
+
+    import warehouse.ingest as ingest
+
+    names = {f"dcgm_{d}.csv": None for d in ("a", "b", "c", "d")}
+    real, threads = ingest._prepare, []
+
+    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ingest, "_prepare", counted)
+    got = {}
+    for ahead in (0, 2):
+        root = tmp_path / f"ahead{ahead}"
+        _usage_folder(root, names)
+        threads.clear()
+        con, summary = _ingest(root, ahead, monkeypatch)
+        # every file prepared in a worker thread, or none
+        assert len(threads) == (4 if ahead else 0) and all(t.startswith("gpu-ledger-prepare") for t in threads)
+        got[ahead] = (
+            con.execute("select * exclude (_loaded_at) from raw.gpu_samples order by all").fetchall(),
+            con.execute("select file_hash, format, source_file, rows_loaded, rejects, status, message "
+                        "from audit.file_loads order by all").fetchall(),
+            con.execute("select * exclude (run_id) from audit.dq_rejects order by all").fetchall(),
+            (summary.files_loaded, summary.rows_loaded, summary.rejects))
+        con.close()
+        leftovers = [p.name for p in (root / "ledger.raw" / "gpu_samples").iterdir() if ".tmp-" in p.name]
+        assert leftovers == []
+    assert got[2][3] == (4, 28, 12)
+    assert len(got[2][0]) == 28 and len(got[2][2]) == 12
+    assert got[2] == got[0]
+
+
+def test_a_file_failing_in_a_worker_is_quarantined_and_the_others_load(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file whose read fails in its worker thread: recorded as unreadable with its name, nothing of it
+    stored, no temporary file left; the files before and after it load (7 rows each)."""
+    _usage_folder(tmp_path, {"dcgm_a.csv": None, "dcgm_b.csv": None, "dcgm_c.csv": None})
+    real = dcgm_csv._DcgmBatches.batches
+
+    def failing(self):  # noqa: ANN001, ANN202 - the parser's own method, patched
+        if "GPU-z1," in self.path.read_text():
+            raise dcgm_csv.UnreadableFile(self.path, None, "cannot read as CSV: disk went away")
+        yield from real(self)
+
+    monkeypatch.setattr(dcgm_csv._DcgmBatches, "batches", failing)
+    con, summary = _ingest(tmp_path, 2, monkeypatch)
+    assert (summary.files_loaded, summary.rows_loaded) == (2, 14)
+    assert summary.problems == ["dcgm_b.csv: cannot read as CSV: disk went away"]
+    assert con.execute("select source_file, status from audit.file_loads order by 1").fetchall() == [
+        ("dcgm_a.csv", "loaded"), ("dcgm_b.csv", "unreadable"), ("dcgm_c.csv", "loaded")]
+    assert con.execute("select distinct _source_file from raw.gpu_samples order by 1").fetchall() == [
+        ("dcgm_a.csv",), ("dcgm_c.csv",)]
+    assert [p.name for p in (tmp_path / "ledger.raw" / "gpu_samples").iterdir() if ".tmp-" in p.name] == []
+
+
+def test_an_error_while_committing_leaves_no_prepared_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loader fails on the first file's commit while the next one was prepared ahead: the error
+    reaches the caller, and neither file left rows or a temporary file behind."""
+    import warehouse.ingest as ingest
+
+    _usage_folder(tmp_path, {"dcgm_a.csv": None, "dcgm_b.csv": None})
+
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise RuntimeError("database went away")
+
+    monkeypatch.setattr(ingest, "commit_prepared", broken)
+    with pytest.raises(RuntimeError, match="database went away"):
+        _ingest(tmp_path, 2, monkeypatch)
+    folder = tmp_path / "ledger.raw" / "gpu_samples"
+    assert sorted(p.name for p in folder.iterdir()) == ["_empty.parquet"]
