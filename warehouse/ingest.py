@@ -2,6 +2,11 @@
 
 One broken file never stops the others: an unreadable or unrecognised file is recorded in
 `audit.file_loads` and quarantined in `audit.dq_rejects` with its name, line and problem.
+
+Files are committed and audited one after another, in manifest order. A file whose rows go to a
+table stored as Parquet files (raw.gpu_samples) needs no database until its commit, so the next
+PREPARE_AHEAD such files are parsed and written to their temporary files in worker threads
+meanwhile (`_read_ahead`); the commit renames them into place exactly as an in-order load does.
 """
 
 from __future__ import annotations
