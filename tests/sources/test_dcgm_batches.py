@@ -121,7 +121,7 @@ def _usage_folder(root: Path, files: dict[str, str | None]) -> Path:
         if text is None:
             _write(usage / name)
             with open(usage / name, "a") as fh:  # a distinct file (hash) per name, same rows otherwise
-                fh.write(f"2026-01-02T00:00:0{i}Z,h{i},0,GPU-z{i},x,,,,,,,1,1,1,1,1\r\n")  # csv.writer ends lines so
+                fh.write(f"2026-01-02T00:00:0{i}Z,h{i},0,GPU-z{i},x,,,,,,,1,1,1,1,1\r\n")  # \r\n as csv.writer wrote the rest
         else:
             (usage / name).write_text(text)
     land_inputs(root / "inputs", root / "landing", ("usage",))
