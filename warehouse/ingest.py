@@ -203,11 +203,7 @@ def load_landed(
     try:
         if ahead is not None:
             prepared, redactions = ahead.future.result()
-            try:
-                rows = commit_prepared(con, prepared, family=f.family, tables_ready=True)
-            except BaseException:
-                prepared.load.abort()  # its temporary file must not outlive a failed commit
-                raise
+            rows = commit_prepared(con, prepared, family=f.family, tables_ready=True)
             output, more = scrub_output(ParseOutput(rejects=prepared.end.rejects, warnings=prepared.end.warnings))
             for key, n in more.items():
                 redactions[key] = redactions.get(key, 0) + n

@@ -252,7 +252,16 @@ def replace_file_batches(
     """`replace_file` for a parse in bounded batches: one transaction, one insert per batch (so
     memory holds one batch, not the file), then the parser's end-of-file corrections: delete the
     rows it dropped (duplicates) and move line numbers past the lines its reader rejected.
-    `each` is applied to every batch before its insert (the credential scrub)."""
+    `each` is applied to every batch before its insert (the credential scrub). A file-stored table
+    takes the loader's read-ahead path in place: its file is written, then committed."""
+    if not tables_ready:
+        ensure_raw_table(con, parsed.table)
+    folder = _files_folder(con, parsed.table)
+    if folder is not None:
+        loaded_at = con.execute("select current_timestamp::timestamp").fetchone()[0]
+        prepared = prepare_file_batches(parsed, folder, file_hash=file_hash, source_file=source_file, fmt=fmt,
+                                        loaded_at=loaded_at, each=each)
+        return commit_prepared(con, prepared, family=family, tables_ready=tables_ready), prepared.end
     with _FileRows(con, file_hash=file_hash, source_file=source_file, fmt=fmt, family=family,
                    tables_ready=tables_ready) as rows:
         loaded = sum(rows.insert(parsed.table, each(batch)) for batch in parsed.batches())
@@ -312,10 +321,15 @@ def commit_prepared(
     con: duckdb.DuckDBPyConnection, prepared: PreparedFile, *, family: str, tables_ready: bool = False,
 ) -> int:
     """Replace the landed file's rows with a prepared file: the family's DuckDB tables lose the file's
-    rows in one transaction, then the prepared file is renamed into place (as `_FileRows` does)."""
+    rows in one transaction, then the prepared file is renamed into place (as `_FileRows` does).
+    If anything fails, the prepared file is removed and the file's old rows stay."""
     load = prepared.load
-    with _FileRows(con, file_hash=prepared.file_hash, source_file=load.lineage["_source_file"],
-                   fmt=load.lineage["_format"], family=family, tables_ready=tables_ready,
-                   prepared={prepared.table: load}):
-        pass
+    try:
+        with _FileRows(con, file_hash=prepared.file_hash, source_file=load.lineage["_source_file"],
+                       fmt=load.lineage["_format"], family=family, tables_ready=tables_ready,
+                       prepared={prepared.table: load}):
+            pass
+    except BaseException:
+        load.abort()  # also when _FileRows failed before its transaction began
+        raise
     return prepared.rows

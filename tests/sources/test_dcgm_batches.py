@@ -199,16 +199,16 @@ def test_a_file_failing_in_a_worker_is_quarantined_and_the_others_load(
 
 
 def test_an_error_while_committing_leaves_no_prepared_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The loader fails on the first file's commit while the next one was prepared ahead: the error
-    reaches the caller, and neither file left rows or a temporary file behind."""
-    import warehouse.ingest as ingest
+    """The loader fails on the first file's commit, before its transaction begins, while the next one
+    was prepared ahead: the error reaches the caller, and neither file left rows or a temporary file."""
+    import warehouse.raw as raw
 
     _usage_folder(tmp_path, {"dcgm_a.csv": None, "dcgm_b.csv": None})
 
-    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def broken(self):  # noqa: ANN001, ANN202
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(ingest, "commit_prepared", broken)
+    monkeypatch.setattr(raw._FileRows, "__enter__", broken)
     with pytest.raises(RuntimeError, match="database went away"):
         _ingest(tmp_path, 2, monkeypatch)
     folder = tmp_path / "ledger.raw" / "gpu_samples"
