@@ -183,11 +183,8 @@ class _FileRows:
                            fmt=self.fmt, ensure=not self.tables_ready)
 
     def correct(self, table: str, drop_lines: list[int], rejected_lines: list[int]) -> int:
-        """The parser's end-of-file corrections (see `replace_file_batches`); returns rows dropped."""
-        if table in self.files:
-            before = self.files[table].rows
-            self.files[table].correct(drop_lines, rejected_lines)
-            return before - self.files[table].rows
+        """The parser's end-of-file corrections in a DuckDB table (see `replace_file_batches`; a
+        file-stored table gets them in `prepare_file_batches`); returns rows dropped."""
         target = f"raw.{_quote(table)}"
         if drop_lines:
             self.con.execute(f"delete from {target} where _file_hash = ? and _source_line in (select unnest(?))",
