@@ -31,13 +31,14 @@ from sources.secrets import scrub_output, scrub_table
 from warehouse.audit import ensure_audit
 from warehouse.landing import LandedFile, read_manifest
 from warehouse.raw import (
+    FileTarget,
     PreparedFile,
     commit_prepared,
     ensure_all_raw_tables,
+    file_target,
     prepare_file_batches,
     replace_file,
     replace_file_batches,
-    stored_as_files,
 )
 
 
@@ -159,11 +160,11 @@ class _Ahead:
     future: Future[tuple[PreparedFile, dict[str, int]]]
 
 
-def _prepare(parsed: BatchedParse, folder: Path, f: LandedFile, fmt_name: str,
-             loaded_at: datetime) -> tuple[PreparedFile, dict[str, int]]:
+def _prepare(parsed: BatchedParse, target: FileTarget, f: LandedFile,
+             fmt_name: str) -> tuple[PreparedFile, dict[str, int]]:
     redactions: dict[str, int] = {}
-    prepared = prepare_file_batches(parsed, folder, file_hash=f.sha256, source_file=f.original_name, fmt=fmt_name,
-                                    loaded_at=loaded_at, each=_scrubber(parsed.table, redactions))
+    prepared = prepare_file_batches(parsed, target, file_hash=f.sha256, source_file=f.original_name, fmt=fmt_name,
+                                    each=_scrubber(parsed.table, redactions))
     return prepared, redactions
 
 
@@ -179,11 +180,10 @@ def _read_ahead(con: duckdb.DuckDBPyConnection, pool: ThreadPoolExecutor, f: Lan
         parsed = _parse(fmt, path, f, batched=True)
     except UnreadableFile:
         return None  # load_landed meets it again and quarantines the file
-    folder = stored_as_files(con, parsed.table)
-    if folder is None or parsed.table in RULES:
+    target = None if parsed.table in RULES else file_target(con, parsed.table)
+    if target is None:
         return None
-    loaded_at = con.execute("select current_timestamp::timestamp").fetchone()[0]
-    return _Ahead(fmt, pool.submit(_prepare, parsed, folder, f, fmt.name, loaded_at))
+    return _Ahead(fmt, pool.submit(_prepare, parsed, target, f, fmt.name))
 
 
 def load_landed(

@@ -19,7 +19,7 @@ import pyarrow as pa
 import yaml
 
 from sources.common import BatchedParse, ParseOutput, StreamEnd
-from warehouse.raw_files import FileTableLoad, ensure_file_table, files_folder, remove_leftovers
+from warehouse.raw_files import FileTableLoad, ensure_file_table, files_folder, load_time, remove_leftovers
 
 LOG = logging.getLogger(__name__)
 CONTRACTS_DIR = Path(__file__).resolve().parent / "contracts"
@@ -253,11 +253,10 @@ def replace_file_batches(
     takes the loader's read-ahead path in place: its file is written, then committed."""
     if not tables_ready:
         ensure_raw_table(con, parsed.table)
-    folder = _files_folder(con, parsed.table)
-    if folder is not None:
-        loaded_at = con.execute("select current_timestamp::timestamp").fetchone()[0]
-        prepared = prepare_file_batches(parsed, folder, file_hash=file_hash, source_file=source_file, fmt=fmt,
-                                        loaded_at=loaded_at, each=each)
+    target = file_target(con, parsed.table)
+    if target is not None:
+        prepared = prepare_file_batches(parsed, target, file_hash=file_hash, source_file=source_file, fmt=fmt,
+                                        each=each)
         return commit_prepared(con, prepared, family=family, tables_ready=tables_ready), prepared.end
     with _FileRows(con, file_hash=file_hash, source_file=source_file, fmt=fmt, family=family,
                    tables_ready=tables_ready) as rows:
@@ -280,27 +279,37 @@ class PreparedFile:
     end: StreamEnd
 
 
-def stored_as_files(con: duckdb.DuckDBPyConnection, table: str) -> Path | None:
-    """The folder of `raw.<table>` when it is stored as Parquet files (None: a DuckDB table)."""
-    return _files_folder(con, table)
+@dataclass(frozen=True)
+class FileTarget:
+    """Where a file-stored raw table's rows of one landed file are written, and their `_loaded_at`:
+    taken from the loader's connection, so that the write itself needs no database."""
+
+    folder: Path
+    loaded_at: datetime
+
+
+def file_target(con: duckdb.DuckDBPyConnection, table: str) -> FileTarget | None:
+    """The target of a load into `raw.<table>` when it is stored as Parquet files (None: a DuckDB
+    table, loaded inside the transaction instead)."""
+    folder = _files_folder(con, table)
+    return None if folder is None else FileTarget(folder, load_time(con))
 
 
 def prepare_file_batches(
     parsed: BatchedParse,
-    folder: Path,
+    target: FileTarget,
     *,
     file_hash: str,
     source_file: str,
     fmt: str,
-    loaded_at: datetime,
     each: Callable[[pa.Table], pa.Table] = lambda t: t,
 ) -> PreparedFile:
     """The part of `replace_file_batches` that needs no database, for a file-stored table: parse,
     write the temporary file batch by batch, apply the end-of-file corrections. It runs in a worker
     thread (warehouse/ingest.py) while the loader commits the file before; nothing is visible until
     `commit_prepared` renames the file, and a failure removes it."""
-    load = FileTableLoad(None, parsed.table, folder, file_hash=file_hash, source_file=source_file, fmt=fmt,
-                         loaded_at=loaded_at)
+    load = FileTableLoad(None, parsed.table, target.folder, file_hash=file_hash, source_file=source_file, fmt=fmt,
+                         loaded_at=target.loaded_at)
     try:
         for batch in parsed.batches():
             batch = each(batch)

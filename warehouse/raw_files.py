@@ -125,6 +125,12 @@ def remove_leftovers(folder: Path) -> list[str]:
     return gone
 
 
+def load_time(con: duckdb.DuckDBPyConnection) -> datetime:
+    """The `_loaded_at` of rows loaded now: the transaction's time as the loader's session sees it,
+    which is what a DuckDB insert stamps (warehouse/raw.py insert_rows)."""
+    return con.execute("select current_timestamp::timestamp").fetchone()[0]
+
+
 class FileTableLoad:
     """One landed file's rows of a file-stored raw table: written to a temporary file, renamed into
     place by `commit` (after the DuckDB transaction), or removed by `abort`."""
@@ -143,7 +149,7 @@ class FileTableLoad:
         # time the loader gave, for a file prepared in a worker thread: warehouse/ingest.py).
         if loaded_at is None:
             assert con is not None, "FileTableLoad needs a connection or loaded_at"
-            loaded_at = con.execute("select current_timestamp::timestamp").fetchone()[0]
+            loaded_at = load_time(con)
         self.lineage = {"_file_hash": file_hash, "_source_file": source_file, "_format": fmt, "_loaded_at": loaded_at}
         self.writer: pq.ParquetWriter | None = None
         self.rows = 0

@@ -157,9 +157,17 @@ def test_files_prepared_ahead_load_exactly_as_in_order(tmp_path: Path, monkeypat
         root = tmp_path / f"ahead{ahead}"
         _usage_folder(root, names)
         threads.clear()
+        started = duckdb.connect().execute("select current_timestamp::timestamp").fetchone()[0]
         con, summary = _ingest(root, ahead, monkeypatch)
         # every file prepared in a worker thread, or none
         assert len(threads) == (4 if ahead else 0) and all(t.startswith("gpu-ledger-prepare") for t in threads)
+        # Each row's _loaded_at is taken during this ingest and not after its file's audit row: the
+        # incremental telemetry model finds new rows by it (int_gpu_telemetry_hourly).
+        stamps = con.execute(
+            "select count(*), count(*) filter (where s._loaded_at >= ? and s._loaded_at <= a.loaded_at) "
+            "from raw.gpu_samples as s join audit.file_loads as a on a.file_hash = s._file_hash",
+            [started]).fetchone()
+        assert stamps == (28, 28), stamps
         got[ahead] = (
             con.execute("select * exclude (_loaded_at) from raw.gpu_samples order by all").fetchall(),
             con.execute("select file_hash, format, source_file, rows_loaded, rejects, status, message "
