@@ -112,6 +112,21 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         prefetch.configure(base, names).start()
 
 
+# CPU s of this process (and the children it waited for) spent in each test module's setup, calls and
+# teardowns: where the pytest process's own share of the suite's CPU goes (issue 23).
+MODULE_CPU: dict[str, float] = {}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    before = prefetch.cpu_seconds()
+    try:
+        return (yield)
+    finally:
+        module = item.nodeid.split("::")[0]
+        MODULE_CPU[module] = MODULE_CPU.get(module, 0.0) + prefetch.cpu_seconds() - before
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     prefetch.stop()
 
@@ -126,3 +141,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         # The whole box is what CI waits on: the lanes' CPU above plus this process's own tests.
         terminalreporter.write_line(f"pytest process CPU s (itself and the children it waited for): "
                                     f"{prefetch.cpu_seconds():.1f}")
+    if MODULE_CPU:
+        # A fixture job the pytest process ran itself counts in the module that first asked for it.
+        terminalreporter.write_sep("-", "pytest process CPU s by test module (the 15 largest)")
+        for module, cpu in sorted(MODULE_CPU.items(), key=lambda kv: -kv[1])[:15]:
+            terminalreporter.write_line(f"{cpu:8.1f}  {module}")
+        terminalreporter.write_line(f"{sum(MODULE_CPU.values()):8.1f}  all {len(MODULE_CPU)} modules")
