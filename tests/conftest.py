@@ -138,12 +138,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_sep("-", "prefetch jobs: where, start s, end s, CPU s, name")
         for line in lines:
             terminalreporter.write_line(line)
-        # The whole box is what CI waits on: the lanes' CPU above plus this process's own tests.
-        terminalreporter.write_line(f"pytest process CPU s (itself and the children it waited for): "
+        # What CI waits on is the lanes' jobs plus this process's own tests (by module below). This
+        # process's rusage also holds the lane workers it reaped: before session 11 that total was
+        # read as the tests' own CPU, counting most lane jobs twice.
+        terminalreporter.write_line(f"jobs in the lane workers, CPU s: {prefetch.lane_cpu_seconds():.1f}; "
+                                    f"this process and every child it reaped (lane workers among them): "
                                     f"{prefetch.cpu_seconds():.1f}")
     if MODULE_CPU:
         # A fixture job the pytest process ran itself counts in the module that first asked for it.
-        terminalreporter.write_sep("-", "pytest process CPU s by test module (the 15 largest)")
+        terminalreporter.write_sep("-", "tests in the pytest process: CPU s by test module (the 15 largest)")
         for module, cpu in sorted(MODULE_CPU.items(), key=lambda kv: -kv[1])[:15]:
             terminalreporter.write_line(f"{cpu:8.1f}  {module}")
         terminalreporter.write_line(f"{sum(MODULE_CPU.values()):8.1f}  all {len(MODULE_CPU)} modules")

@@ -371,6 +371,14 @@ def stop() -> None:
         _PREFETCHER.stop()
 
 
+def lane_cpu_seconds() -> float:
+    """CPU s of the jobs the lane workers ran (their dbt and CLI children included; Spark's JVM not)."""
+    if _PREFETCHER is None:
+        return 0.0
+    return sum(j.payload[2] for j in _PREFETCHER.jobs.values()
+               if j.where.startswith("lane") and j.payload and j.payload[2] is not None)
+
+
 def timeline() -> list[str]:
     """The session's jobs: where each ran, when (see Prefetcher.timeline)."""
     return _PREFETCHER.timeline() if _PREFETCHER is not None else []
