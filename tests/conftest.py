@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -118,7 +119,8 @@ MODULE_CPU: dict[str, float] = {}
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
+    """Add the CPU s of one test's setup, call and teardown to its module's total (MODULE_CPU)."""
     before = prefetch.cpu_seconds()
     try:
         return (yield)
