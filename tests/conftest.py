@@ -141,8 +141,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         for line in lines:
             terminalreporter.write_line(line)
         # What CI waits on is the lanes' jobs plus this process's own tests (by module below). This
-        # process's rusage also holds the lane workers it reaped: before session 11 that total was
-        # read as the tests' own CPU, counting most lane jobs twice.
+        # process's rusage also holds the lane workers it reaped, so its total is not the tests' CPU.
         terminalreporter.write_line(f"jobs in the lane workers, CPU s: {prefetch.lane_cpu_seconds():.1f}; "
                                     f"this process and every child it reaped (lane workers among them): "
                                     f"{prefetch.cpu_seconds():.1f}")

@@ -150,6 +150,11 @@ class _Job:
     began: float = 0.0
     ended: float = 0.0
 
+    @property
+    def cpu(self) -> float | None:
+        """CPU s the job took where it ran (None while it runs or if its worker died)."""
+        return self.payload[2] if self.payload else None
+
 
 class _Lane:
     """One long-lived worker process; started on first use, restarted if it dies."""
@@ -288,7 +293,7 @@ class Prefetcher:
         ran = sorted((j for j in self.jobs.values() if j.ended), key=lambda j: j.began)
         lines = []
         for j in ran:
-            cpu = j.payload[2] if j.payload and j.payload[2] is not None else float("nan")
+            cpu = j.cpu if j.cpu is not None else float("nan")
             lines.append(f"{j.where:<7}{j.began - self.started:7.1f}{j.ended - self.started:8.1f}{cpu:8.1f}  {j.name}"
                          + ("" if j.payload and j.payload[0] == "ok" else "  (failed)"))
         return lines
@@ -375,8 +380,7 @@ def lane_cpu_seconds() -> float:
     """CPU s of the jobs the lane workers ran (their dbt and CLI children included; Spark's JVM not)."""
     if _PREFETCHER is None:
         return 0.0
-    return sum(j.payload[2] for j in _PREFETCHER.jobs.values()
-               if j.where.startswith("lane") and j.payload and j.payload[2] is not None)
+    return sum(j.cpu for j in _PREFETCHER.jobs.values() if j.where.startswith("lane") and j.cpu is not None)
 
 
 def timeline() -> list[str]:
