@@ -1,0 +1,85 @@
+{#-
+  DuckDB's `table` and `view` materializations, one statement each: `create or replace` inside the
+  model's transaction, instead of dbt's create-under-a-temporary-name, two renames and a drop.
+
+  Why (issue 23): DuckDB replaces a relation atomically in a transaction, so the renames buy
+  nothing here, and each of them (and the drop) is a separate adapter macro call with its own
+  context, cache update and events in dbt's Python: py-spy on a refresh of the golden inputs put
+  the renames and drops at 3.0 s of thread time against 1.6 s for the models' own queries. A failed
+  build still leaves the previous relation in place (the transaction rolls back).
+
+  Adapter-specific (DuckDB only): the Spark lane keeps dbt-spark's materializations. SQL models
+  only; a model with an enforced contract is refused here rather than built without its
+  constraints (no model has one; dbt-duckdb's materialization would be the one to mirror).
+-#}
+
+{% macro _ledger_replace_guard(existing_relation, wanted_type) %}
+  {%- if config.get('contract').enforced -%}
+    {% do exceptions.raise_compiler_error(
+      "model " ~ model.name ~ ": enforced contracts are not handled by the project's replace-in-place "
+      ~ wanted_type ~ " materialization (dbt/macros/materializations/replace_in_place.sql)") %}
+  {%- endif -%}
+  {#-- `create or replace table` cannot replace a view (nor the reverse): drop a relation of the other type first. --#}
+  {%- if existing_relation is not none and existing_relation.type != wanted_type -%}
+    {{ adapter.drop_relation(existing_relation) }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{% materialization table, adapter="duckdb", supported_languages=['sql'] %}
+  {%- set existing_relation = load_cached_relation(this) -%}
+  {%- set target_relation = this.incorporate(type='table') -%}
+  {%- set grant_config = config.get('grants') -%}
+  {%- set sql_header = config.get('sql_header', none) -%}
+  {{ _ledger_replace_guard(existing_relation, 'table') }}
+
+  {{ run_hooks(pre_hooks, inside_transaction=False) }}
+  -- `BEGIN` happens here:
+  {{ run_hooks(pre_hooks, inside_transaction=True) }}
+
+  {% call statement('main') -%}
+    {{ sql_header if sql_header is not none }}
+    create or replace table {{ target_relation }} as (
+      {{ compiled_code }}
+    );
+  {%- endcall %}
+
+  {% do create_indexes(target_relation) %}
+  {{ run_hooks(post_hooks, inside_transaction=True) }}
+  {% set should_revoke = should_revoke(existing_relation, full_refresh_mode=True) %}
+  {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}
+  {% do persist_docs(target_relation, model) %}
+  {{ adapter.commit() }}
+  {{ run_hooks(post_hooks, inside_transaction=False) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}
+
+
+{% materialization view, adapter="duckdb", supported_languages=['sql'] %}
+  {%- set existing_relation = load_cached_relation(this) -%}
+  {%- set target_relation = this.incorporate(type='view') -%}
+  {%- set grant_config = config.get('grants') -%}
+  {%- set sql_header = config.get('sql_header', none) -%}
+  {{ _ledger_replace_guard(existing_relation, 'view') }}
+
+  {{ run_hooks(pre_hooks, inside_transaction=False) }}
+  -- `BEGIN` happens here:
+  {{ run_hooks(pre_hooks, inside_transaction=True) }}
+
+  {% call statement('main') -%}
+    {{ sql_header if sql_header is not none }}
+    create or replace view {{ target_relation }} as (
+      {{ sql }}
+    );
+  {%- endcall %}
+
+  {% set should_revoke = should_revoke(existing_relation, full_refresh_mode=True) %}
+  {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}
+  {% do persist_docs(target_relation, model) %}
+  {{ run_hooks(post_hooks, inside_transaction=True) }}
+  {{ adapter.commit() }}
+  {{ run_hooks(post_hooks, inside_transaction=False) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}
