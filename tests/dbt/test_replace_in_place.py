@@ -78,51 +78,66 @@ class MiniProject:
             con.close()
 
 
-@pytest.fixture
-def mini(tmp_path: Path) -> MiniProject:
-    project = MiniProject(tmp_path / "mini")
-    project.model("t", "table", "select 1 as id, 'old' as label")
-    project.model("v", "view", "select * from {{ ref('t') }}")
-    ok, problems = project.run()
-    assert ok, problems
-    return project
-
-
-def test_a_rebuild_replaces_rows_in_one_statement_and_leaves_no_temporary_relation(mini: MiniProject) -> None:
+@pytest.fixture(scope="module")
+def sequence(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One project through six runs (each a dbt start, so shared by the tests): what each run left."""
+    mini = MiniProject(tmp_path_factory.mktemp("replace") / "mini")
+    seen: dict = {}
+    mini.model("t", "table", "select 1 as id, 'old' as label")
+    mini.model("v", "view", "select * from {{ ref('t') }}")
+    seen["first"] = mini.run()
+    # 1: a build that fails inside DuckDB, over the first run's table
+    mini.model("t", "table", "select cast('not a number' as integer) as id, 'bad' as label")
+    seen["failed"] = (*mini.run(), mini.rows("t"), mini.relations())
+    # 2: a good rebuild
     mini.model("t", "table", "select 2 as id, 'new' as label union all select 3, 'new'")
-    ok, problems = mini.run()
+    executed = mini.root / "target" / "run" / "mini" / "models" / "t.sql"
+    seen["rebuilt"] = (*mini.run(), mini.rows("t"), mini.rows("v"), mini.relations(), executed.read_text())
+    # 3: the view becomes a table, then a view again
+    mini.model("v", "table", "select * from {{ ref('t') }}")
+    seen["to_table"] = (*mini.run(), mini.relations())
+    mini.model("v", "view", "select id + 10 as id, label from {{ ref('t') }}")
+    seen["to_view"] = (*mini.run(), mini.relations(), mini.rows("v"))
+    # 4: an enforced contract
+    mini.model("t", "table", "select 5 as id, 'contract' as label", contract=True)
+    seen["contract"] = (*mini.run(), mini.rows("t"))
+    return seen
+
+
+def test_the_first_run_builds_both_models(sequence: dict) -> None:
+    ok, problems = sequence["first"]
     assert ok, problems
-    assert mini.rows("t") == [(2, "new"), (3, "new")]
-    assert mini.rows("v") == [(2, "new"), (3, "new")]  # the view reads the replaced table by name
-    assert mini.relations() == {"t": "BASE TABLE", "v": "VIEW"}  # no __dbt_tmp / __dbt_backup left over
-    executed = (mini.root / "target" / "run" / "mini" / "models" / "t.sql").read_text()
+
+
+def test_a_failed_rebuild_keeps_the_previous_table_and_its_rows(sequence: dict) -> None:
+    ok, problems, rows, relations = sequence["failed"]
+    assert not ok
+    assert "not a number" in problems  # DuckDB's conversion error reaches dbt's result
+    assert rows == [(1, "old")]
+    assert relations == {"t": "BASE TABLE", "v": "VIEW"}
+
+
+def test_a_rebuild_replaces_rows_in_one_statement_and_leaves_no_temporary_relation(sequence: dict) -> None:
+    ok, problems, t_rows, v_rows, relations, executed = sequence["rebuilt"]
+    assert ok, problems
+    assert t_rows == [(2, "new"), (3, "new")]
+    assert v_rows == [(2, "new"), (3, "new")]  # the view reads the replaced table by name
+    assert relations == {"t": "BASE TABLE", "v": "VIEW"}  # no __dbt_tmp / __dbt_backup left over
     assert "create or replace table" in executed and "rename" not in executed
 
 
-def test_a_failed_rebuild_keeps_the_previous_table_and_its_rows(mini: MiniProject) -> None:
-    mini.model("t", "table", "select cast('not a number' as integer) as id, 'bad' as label")
-    ok, problems = mini.run()
-    assert not ok
-    assert "not a number" in problems  # DuckDB's conversion error reaches dbt's result
-    assert mini.rows("t") == [(1, "old")]
-    assert mini.relations() == {"t": "BASE TABLE", "v": "VIEW"}
-
-
-def test_a_model_changes_between_view_and_table(mini: MiniProject) -> None:
-    mini.model("v", "table", "select * from {{ ref('t') }}")
-    ok, problems = mini.run()
+def test_a_model_changes_between_view_and_table(sequence: dict) -> None:
+    ok, problems, relations = sequence["to_table"]
     assert ok, problems
-    assert mini.relations() == {"t": "BASE TABLE", "v": "BASE TABLE"}
-    mini.model("v", "view", "select id + 10 as id, label from {{ ref('t') }}")
-    ok, problems = mini.run()
+    assert relations == {"t": "BASE TABLE", "v": "BASE TABLE"}
+    ok, problems, relations, v_rows = sequence["to_view"]
     assert ok, problems
-    assert mini.relations() == {"t": "BASE TABLE", "v": "VIEW"}
-    assert mini.rows("v") == [(11, "old")]
+    assert relations == {"t": "BASE TABLE", "v": "VIEW"}
+    assert v_rows == [(12, "new"), (13, "new")]
 
 
-def test_an_enforced_contract_is_refused_not_built_without_its_constraints(mini: MiniProject) -> None:
-    mini.model("t", "table", "select 5 as id, 'contract' as label", contract=True)
-    ok, problems = mini.run()
+def test_an_enforced_contract_is_refused_not_built_without_its_constraints(sequence: dict) -> None:
+    ok, problems, rows = sequence["contract"]
     assert not ok
     assert "replace_in_place.sql" in problems and "enforced contracts" in problems
-    assert mini.rows("t") == [(1, "old")]
+    assert rows == [(2, "new"), (3, "new")]
