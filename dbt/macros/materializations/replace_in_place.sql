@@ -15,25 +15,20 @@
   constraints (no model has one; dbt-duckdb's materialization would be the one to mirror).
 -#}
 
-{% macro _ledger_replace_guard(existing_relation, wanted_type) %}
+{% macro _ledger_replace_in_place(relation_type) %}
+  {#-- The body of both materializations below; relation_type is 'table' or 'view'. --#}
+  {%- set existing_relation = load_cached_relation(this) -%}
+  {%- set target_relation = this.incorporate(type=relation_type) -%}
+  {%- set sql_header = config.get('sql_header', none) -%}
   {%- if config.get('contract').enforced -%}
     {% do exceptions.raise_compiler_error(
       "model " ~ model.name ~ ": enforced contracts are not handled by the project's replace-in-place "
-      ~ wanted_type ~ " materialization (dbt/macros/materializations/replace_in_place.sql)") %}
+      ~ relation_type ~ " materialization (dbt/macros/materializations/replace_in_place.sql)") %}
   {%- endif -%}
   {#-- `create or replace table` cannot replace a view (nor the reverse): drop a relation of the other type first. --#}
-  {%- if existing_relation is not none and existing_relation.type != wanted_type -%}
+  {%- if existing_relation is not none and existing_relation.type != relation_type -%}
     {{ adapter.drop_relation(existing_relation) }}
   {%- endif -%}
-{% endmacro %}
-
-
-{% materialization table, adapter="duckdb", supported_languages=['sql'] %}
-  {%- set existing_relation = load_cached_relation(this) -%}
-  {%- set target_relation = this.incorporate(type='table') -%}
-  {%- set grant_config = config.get('grants') -%}
-  {%- set sql_header = config.get('sql_header', none) -%}
-  {{ _ledger_replace_guard(existing_relation, 'table') }}
 
   {{ run_hooks(pre_hooks, inside_transaction=False) }}
   -- `BEGIN` happens here:
@@ -41,47 +36,28 @@
 
   {% call statement('main') -%}
     {{ sql_header if sql_header is not none }}
-    create or replace table {{ target_relation }} as (
+    create or replace {{ relation_type }} {{ target_relation }} as (
       {{ compiled_code }}
     );
   {%- endcall %}
 
-  {% do create_indexes(target_relation) %}
+  {% if relation_type == 'table' %}{% do create_indexes(target_relation) %}{% endif %}
   {{ run_hooks(post_hooks, inside_transaction=True) }}
   {% set should_revoke = should_revoke(existing_relation, full_refresh_mode=True) %}
-  {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}
+  {% do apply_grants(target_relation, config.get('grants'), should_revoke=should_revoke) %}
   {% do persist_docs(target_relation, model) %}
   {{ adapter.commit() }}
   {{ run_hooks(post_hooks, inside_transaction=False) }}
 
   {{ return({'relations': [target_relation]}) }}
+{% endmacro %}
+
+
+{% materialization table, adapter="duckdb", supported_languages=['sql'] %}
+  {{ return(_ledger_replace_in_place('table')) }}
 {% endmaterialization %}
 
 
 {% materialization view, adapter="duckdb", supported_languages=['sql'] %}
-  {%- set existing_relation = load_cached_relation(this) -%}
-  {%- set target_relation = this.incorporate(type='view') -%}
-  {%- set grant_config = config.get('grants') -%}
-  {%- set sql_header = config.get('sql_header', none) -%}
-  {{ _ledger_replace_guard(existing_relation, 'view') }}
-
-  {{ run_hooks(pre_hooks, inside_transaction=False) }}
-  -- `BEGIN` happens here:
-  {{ run_hooks(pre_hooks, inside_transaction=True) }}
-
-  {% call statement('main') -%}
-    {{ sql_header if sql_header is not none }}
-    create or replace view {{ target_relation }} as (
-      {{ sql }}
-    );
-  {%- endcall %}
-
-  {% set should_revoke = should_revoke(existing_relation, full_refresh_mode=True) %}
-  {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}
-  {% do persist_docs(target_relation, model) %}
-  {{ run_hooks(post_hooks, inside_transaction=True) }}
-  {{ adapter.commit() }}
-  {{ run_hooks(post_hooks, inside_transaction=False) }}
-
-  {{ return({'relations': [target_relation]}) }}
+  {{ return(_ledger_replace_in_place('view')) }}
 {% endmaterialization %}
