@@ -50,6 +50,24 @@ def test_every_declared_constraint_is_checked(manifest: dict) -> None:
                 and (n.get("test_metadata") or {}).get("name") in CHECK_TESTS]
 
 
+def test_foreign_keys_ride_on_the_column_constraints_test(manifest: dict) -> None:
+    """dbt's per-column `relationships` tests became the `relationships` argument of the model's one
+    column_constraints test; only a warning-severity one (another severity) stays a test of its own.
+    Each ref in the argument is a dependency of the test, so dbt builds the parent first."""
+    tests = [n for n in manifest["nodes"].values() if n["resource_type"] == "test"]
+    left = [n["unique_id"] for n in tests if (n.get("test_metadata") or {}).get("name") == "relationships"
+            and n["config"]["severity"].lower() != "warn"]
+    assert not left, f"fold these into the model's column_constraints test: {left}"
+    folded = {n["unique_id"]: n for n in tests if (n.get("test_metadata") or {}).get("name") == "column_constraints"
+              and (n["test_metadata"]["kwargs"] or {}).get("relationships")}
+    assert sum(len(n["test_metadata"]["kwargs"]["relationships"]) for n in folded.values()) >= 25
+    for uid, node in folded.items():
+        assert uid.startswith(f"test.gpu_ledger.column_constraints_{node['attached_node'].split('.')[-1]}_.")
+        parents = {manifest["nodes"][d]["name"] for d in node["depends_on"]["nodes"]}
+        for rel in node["test_metadata"]["kwargs"]["relationships"]:
+            assert rel["to"].startswith("ref('") and rel["to"][5:-2] in parents, (uid, rel)
+
+
 def test_no_seed_declares_a_key_dbt_would_drop() -> None:
     """dbt keeps no model-level `constraints` on a seed (a key there would silently check nothing):
     a seed's key stays a `unique_combination` test."""
@@ -70,7 +88,9 @@ def _run_tests(tmp_path: Path, ledger: Path, models: list[str]) -> dict[str, tup
     shutil.copy(DBT_DIR / "target" / "partial_parse.msgpack", target / "partial_parse.msgpack")
     done = subprocess.run(
         [ledger_dbt_executable(), "--in", str(ledger.parent), "test", "--select",
-         *[f"test_name:column_constraints,{model}" for model in models],
+         # by the test's own name: `test_name:column_constraints,gpu_catalog` would also pick every test whose
+         # relationships argument refers to gpu_catalog
+         *[f"column_constraints_{model}_" for model in models],
          "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR), "--target-path", str(target),
          "--log-path", str(tmp_path), "--vars", json.dumps({"ledger_db": ledger.name})],
         capture_output=True, text=True, timeout=600, check=False)
@@ -89,9 +109,13 @@ def _run_tests(tmp_path: Path, ledger: Path, models: list[str]) -> dict[str, tup
     return out
 
 
-def _table(con: duckdb.DuckDBPyConnection, node: dict, schema: str, rows: list[dict]) -> None:
-    """`schema.<model>` holding `rows` (column -> value) over values that pass every rule of the model."""
+def _table(con: duckdb.DuckDBPyConnection, node: dict, schema: str, rows: list[dict],
+           extra: dict[str, str] | None = None) -> None:
+    """`schema.<model>` holding `rows` (column -> value) over values that pass every rule of the model;
+    `extra`: more columns (name -> type, null unless a row sets them), e.g. a foreign key."""
     cols, valid = _columns_it_reads(node)
+    cols.update(extra or {})
+    valid.update(dict.fromkeys(extra or {}))
     con.execute(f"create schema if not exists {schema}")
     con.execute(f"create table {schema}.{node['name']} ({', '.join(f'{c} {t}' for c, t in cols.items())})")
     con.executemany(f"insert into {schema}.{node['name']} values ({', '.join('?' for _ in cols)})",
@@ -114,7 +138,15 @@ IDLE_ROWS = [
     {"idle_flag": None, "unallocated_gpu_hours": None},          # NULL passes both checks
     {"over_allocation_gpu_hours": -2},                           # below 0
 ]
-MODELS = ["gpu_catalog", "fct_chargeback_monthly", "int_gpu_idle_hourly", "int_gpu_prices_observed"]
+# gpu_aliases: alias not_null + unique, gpu_model not_null, and gpu_model -> gpu_catalog.gpu_model (A, B, C)
+ALIAS_ROWS = [
+    {"alias": "a100", "gpu_model": "A"},       # clean
+    {"alias": "h100", "gpu_model": "Z"},       # no catalog row Z (1)
+    {"alias": "h100 sxm", "gpu_model": "Z"},   # no catalog row Z (2)
+    {"alias": "l4", "gpu_model": "Y"},         # no catalog row Y (1)
+    {"alias": "b200", "gpu_model": None},      # gpu_model null (1); a null is no orphan
+]
+MODELS = ["gpu_catalog", "fct_chargeback_monthly", "int_gpu_idle_hourly", "int_gpu_prices_observed", "gpu_aliases"]
 
 
 @pytest.fixture(scope="module")
@@ -135,9 +167,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory, manifest: dict) -> dict[str, 
            [{**chargeback, "team_id": t} for t in ("a", "a", None, None, "b")])
     _table(con, nodes["model.gpu_ledger.int_gpu_idle_hourly"], "intermediate",
            [{"idle_flag": "no usage data in the hour", "hour_start": f"h{i}", **r} for i, r in enumerate(IDLE_ROWS)])
-    # every rule kept: two rows of valid values, distinct where a column is unique
+    # every rule kept: two rows of valid values, distinct where a column is unique; gpu_model 'Q' is in no
+    # catalog row, but its relationship only holds `where: is_mapped` and that row is not mapped
     _table(con, nodes["model.gpu_ledger.int_gpu_prices_observed"], "intermediate",
-           [{"observation_id": "o1"}, {"observation_id": "o2"}])
+           [{"observation_id": "o1", "gpu_model": "A", "is_mapped": True},
+            {"observation_id": "o2", "gpu_model": "Q", "is_mapped": False}],
+           extra={"gpu_model": "varchar", "is_mapped": "boolean"})
+    _table(con, nodes["seed.gpu_ledger.gpu_aliases"], "reference", ALIAS_ROWS)
     con.close()
     return _run_tests(tmp_path, ledger, MODELS)
 
@@ -211,4 +247,17 @@ def test_value_checks_count_each_offending_row(runs: dict, manifest: dict) -> No
         ("accepted_values", "idle_flag", None, 1),
         ("value_between", "unallocated_gpu_hours", None, 1),
         ("value_between", "over_allocation_gpu_hours", None, 1),
+    ], key=str)
+
+
+def test_relationships_count_each_orphan_row(runs: dict) -> None:
+    """gpu_aliases.gpu_model -> gpu_catalog.gpu_model, the former `relationships` test, now an argument of
+    the seed's column_constraints test: each child row whose non-null value has no parent row counts."""
+    result, offending = runs["gpu_aliases"]
+    # ALIAS_ROWS: Z twice + Y once have no catalog row (3); the null gpu_model breaks not_null (1) only
+    assert result["status"] == "fail" and result["failures"] == 3 + 1
+    assert offending == sorted([
+        ("not_null", "gpu_model", None, 1),
+        ("relationships", "gpu_model", "Z", 2),
+        ("relationships", "gpu_model", "Y", 1),
     ], key=str)
