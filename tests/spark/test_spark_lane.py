@@ -90,7 +90,9 @@ def test_spark_run_ran_its_checks(spark_run: dict) -> None:
         duck.close()
     data_tests = sum(1 for n in json.loads(require_manifest().read_text())["nodes"].values()
                      if n["resource_type"] == "test")
-    assert data_tests > 150 and by_kind.get("dbt", 0) == data_tests, (by_kind, data_tests)  # every dbt test ran
+    # every dbt test ran (134 of them since foreign keys ride on column_constraints; the floor only rules
+    # out a manifest without tests)
+    assert data_tests > 120 and by_kind.get("dbt", 0) == data_tests, (by_kind, data_tests)
     assert by_kind.get("gx", 0) > 20, by_kind
     assert failed == 0
     # Same data, same findings: Spark warns exactly where DuckDB warns (and the samples do warn).
