@@ -142,13 +142,13 @@ from {{ model }} group by {{ cols | join(", ") }} having count(*) > 1
 {%- endfor %}
 {%- if execute %}
 {%- for r in relationships %}
-{#- dbt's `relationships` test: a non-null child value with no parent row; `where` filters the child rows. #}
-select 'relationships' as constraint_type, '{{ r.column }}' as column_name, cast(child.{{ r.column }} as string) as value,
+{#- dbt's own `relationships` test SQL (one row per non-null child value with no parent row), counted
+    per value; `where` narrows the child rows it reads. #}
+{%- set child = model if not r.get('where') else "(select * from " ~ model ~ " where " ~ r.where ~ ") as child_rows" %}
+select 'relationships' as constraint_type, '{{ r.column }}' as column_name, cast(orphans.from_field as string) as value,
        count(*) as failing_rows
-from {{ model }} as child
-left join (select {{ r.field }} as parent_key from {{ r.to }}) as parent on parent.parent_key = child.{{ r.column }}
-where child.{{ r.column }} is not null and parent.parent_key is null{% if r.get('where') %} and ({{ r.where }}){% endif %}
-group by child.{{ r.column }}
+from ({{ adapter.dispatch('test_relationships', 'dbt')(child, r.column, r.to, r.field) }}) as orphans
+group by orphans.from_field
 {% if not loop.last %}union all{% endif %}
 {%- endfor %}
 {%- endif %}
