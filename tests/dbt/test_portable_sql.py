@@ -70,9 +70,10 @@ def test_the_lint_catches_what_it_names() -> None:
 
 
 def test_every_portable_macro_has_both_engines() -> None:
-    """A macro that dispatches has a duckdb__ (or default__) and a spark__ implementation."""
+    """A macro the project dispatches in its own namespace has a duckdb__ (or default__) and a spark__
+    implementation (a dispatch into dbt's namespace, e.g. its relationships test, is dbt's to implement)."""
     text = "\n".join(p.read_text() for p in (DBT / "macros").rglob("*.sql"))
-    dispatched = set(re.findall(r"adapter\.dispatch\('(\w+)'", text))
+    dispatched = set(re.findall(r"adapter\.dispatch\('(\w+)',\s*'gpu_ledger'\)", text))
     assert len(dispatched) >= 20
     missing = [m for m in sorted(dispatched)
                if not (re.search(rf"macro (duckdb|default)__{m}\(", text) and re.search(rf"macro (spark|default)__{m}\(", text))]
