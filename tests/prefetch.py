@@ -54,7 +54,6 @@ JOBS: dict[str, tuple[str, tuple[str, ...], float]] = {
     "secret_run": ("tests.security.test_secrets:build_secret_run", (), 1),
     "spark_run": ("tests.spark.test_spark_lane:build_spark_run", ("sample_run",), 8),
     "chargeback_basis": ("tests.dbt.test_chargeback_basis:build_home", (), 1),
-    "anomalies": ("tests.dbt.test_anomalies:build_home", (), 1),
     "showback_bridge": ("tests.dbt.test_showback_bridge:build_showback_home", (), 1),
     "golden": ("tests.dbt.test_golden_ledger:build_golden", (), 1),
     "unpriced": ("tests.dbt.test_unpriced_usage:build_unpriced", (), 1),
@@ -79,7 +78,7 @@ FIXTURES: dict[str, str] = {
     "secret_run": "secret_run",
     "spark_run": "spark_run",
     "chargeback_basis_run": "chargeback_basis",
-    "anomalies_run": "anomalies",
+    "anomalies_run": "alert_runs",  # the first of its two refreshes (tests/dbt/test_anomalies.py)
     "showback_bridge_run": "showback_bridge",
     "golden_run": "golden",
     "unpriced_run": "unpriced",

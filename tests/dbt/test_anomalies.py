@@ -53,42 +53,31 @@ All-in showback forecast, team alpha, USD:
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 from decimal import Decimal
-from pathlib import Path
 
 import duckdb
 import pytest
 
 from tests import prefetch
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURE = REPO / "tests" / "fixtures" / "anomalies" / "spike_2025-04"
 CENT = Decimal("0.01")
 SPIKE_DAY = dt.date(2025, 4, 21)
 
 
-def build_home(root: Path) -> dict:
-    from pipelines.cli import execute_refresh
-
-    inputs = root / "inputs"
-    shutil.copytree(FIXTURE, inputs)
-    home = root / "home"
-    ok, _run_id, reason = execute_refresh(home, inputs, docs=False)
-    return {"ok": ok, "reason": reason, "home": home}
-
-
 @pytest.fixture(scope="module")
 def anomalies_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """build_home(root), built ahead in tests/prefetch.py."""
-    return prefetch.result("anomalies", tmp_path_factory)
+    """The publication of one refresh of tests/fixtures/anomalies/spike_2025-04 into a fresh home: the first
+    of the two refreshes tests/pipeline/test_alerts.py makes of it (built ahead in tests/prefetch.py)."""
+    runs = prefetch.result("alert_runs", tmp_path_factory)
+    ok, reason = runs["runs"][0]
+    return {"ok": ok, "reason": reason, "serving": runs["first_serving"]}
 
 
 @pytest.fixture(scope="module")
 def con(anomalies_run: dict):
     run = anomalies_run
     assert run["ok"], run["reason"]
-    con = duckdb.connect(str(run["home"] / "serving.duckdb"), read_only=True)
+    con = duckdb.connect(str(run["serving"]), read_only=True)
     yield con
     con.close()
 

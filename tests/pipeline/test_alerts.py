@@ -48,7 +48,11 @@ def _posted(httpserver) -> list[dict]:
 
 def build_alert_runs(root: Path) -> dict:
     """Both refreshes of the spike fixture into one home, GPU_LEDGER_WEBHOOK_URL pointing at a local
-    HTTP server (a tests/prefetch.py job): the POSTs received after the first and after the second."""
+    HTTP server (a tests/prefetch.py job): the POSTs received after the first and after the second.
+
+    The first refresh's publication is kept as `first_serving`: tests/dbt/test_anomalies.py checks the
+    fixture's marts on it (the same inputs into a fresh home; the webhook only decides where alerts go),
+    rather than refreshing the same fixture a third time (issue 23)."""
     from pytest_httpserver import HTTPServer
 
     from pipelines.cli import execute_refresh
@@ -63,13 +67,16 @@ def build_alert_runs(root: Path) -> dict:
     try:
         runs = [execute_refresh(home, inputs, docs=False)]
         first = _posted(server)
+        first_serving = root / "first_serving.duckdb"
+        if runs[0][0]:
+            shutil.copyfile(home / "serving.duckdb", first_serving)
         runs.append(execute_refresh(home, inputs, docs=False))  # no new data
         both = _posted(server)
     finally:
         mp.undo()
         server.stop()
     return {"home": home, "host": server.host, "runs": [(ok, reason) for ok, _run, reason in runs],
-            "first": first, "both": both}
+            "first": first, "both": both, "first_serving": first_serving}
 
 
 @pytest.fixture(scope="module")
