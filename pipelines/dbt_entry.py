@@ -9,6 +9,10 @@ more. The pipeline therefore runs dbt inside the home and gives it the ledger as
 the parse `gpu-ledger prepare` left in `dbt/target` (dagster-dbt copies it into the home's target).
 The project and profiles folders are passed as absolute paths, so the working directory changes only
 what the relative ledger path means.
+
+With GPU_LEDGER_DBT_SERVER set, the command runs in a warm dbt process instead of this one
+(`pipelines/dbt_server.py`: dbt already imported, ~2 CPU s less per command); same command, same
+streams, same exit code.
 """
 
 from __future__ import annotations
@@ -29,6 +33,11 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit("gpu-ledger-dbt: --in needs a folder")
         os.chdir(args[1])
         args = args[2:]
+    from pipelines.dbt_server import run_in_server
+
+    code = run_in_server(args)
+    if code is not None:
+        sys.exit(code)
     from dbt.cli.main import cli  # here, not at the top: the pipeline imports DBT_LEDGER_VARS without dbt
 
     cli(args=args, prog_name="dbt")  # click exits the process with dbt's own return code

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import tempfile
 from collections.abc import Generator
 from pathlib import Path
 
@@ -96,12 +99,35 @@ def copy_home(src: Path, dst: Path, *leave_out: str) -> Path:
     return dst
 
 
+# The session's warm dbt (pipelines/dbt_server.py): every `gpu-ledger-dbt` the tests start (the
+# pipeline's dbt build and docs, the dbt tests run by hand), in this process, the lane workers and the
+# CLI runs, runs in a child forked from it: the same dbt command, ~2 CPU s of start-up less each.
+_DBT_SERVER: list[tuple[subprocess.Popen, Path]] = []
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Make the dbt manifest current before any test module imports the Dagster definitions
-    (the product never parses at import time: `gpu-ledger prepare` / `make setup` do it)."""
+    (the product never parses at import time: `gpu-ledger prepare` / `make setup` do it), and start
+    the session's warm dbt before any worker or CLI that inherits the variable naming it."""
+    from pipelines import dbt_server
     from pipelines.dbt_project import parse_manifest
 
+    if not os.environ.get(dbt_server.ENV_VAR) and not config.getoption("collectonly"):
+        sock = Path(tempfile.mkdtemp(prefix="gpu-ledger-dbt-")) / "dbt.sock"  # short: a socket path has 107 bytes
+        _DBT_SERVER.append((dbt_server.start(sock), sock))
+        os.environ[dbt_server.ENV_VAR] = str(sock)
     parse_manifest()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from pipelines import dbt_server
+
+    for proc, sock in _DBT_SERVER:
+        proc.terminate()
+        proc.wait(timeout=30)
+        shutil.rmtree(sock.parent, ignore_errors=True)
+        os.environ.pop(dbt_server.ENV_VAR, None)
+    _DBT_SERVER.clear()
 
 
 @pytest.hookimpl(trylast=True)  # after -k/-m deselection: queue only what will run
@@ -145,6 +171,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_line(f"jobs in the lane workers, CPU s: {prefetch.lane_cpu_seconds():.1f}; "
                                     f"this process and every child it reaped (lane workers among them): "
                                     f"{prefetch.cpu_seconds():.1f}")
+    if _DBT_SERVER:
+        from pipelines import dbt_server
+
+        # Not in either figure above: the dbt commands ran as the warm server's children.
+        ran = dbt_server.stats(_DBT_SERVER[0][1])
+        terminalreporter.write_line(f"dbt commands run by the warm dbt server: {ran.get('commands', 0):.0f}, "
+                                    f"CPU s: {ran.get('cpu_s', 0.0):.1f} (Spark's JVM not included)")
     if MODULE_CPU:
         # A fixture job the pytest process ran itself counts in the module that first asked for it.
         terminalreporter.write_sep("-", "tests in the pytest process: CPU s by test module (the 15 largest)")

@@ -376,7 +376,8 @@ def stop() -> None:
 
 
 def lane_cpu_seconds() -> float:
-    """CPU s of the jobs the lane workers ran (their dbt and CLI children included; Spark's JVM not)."""
+    """CPU s of the jobs the lane workers ran (their CLI children included; not the dbt commands the session's
+    warm dbt server ran for them, nor Spark's JVM)."""
     if _PREFETCHER is None:
         return 0.0
     return sum(j.cpu for j in _PREFETCHER.jobs.values() if j.where.startswith("lane") and j.cpu is not None)

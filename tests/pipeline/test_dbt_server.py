@@ -1,0 +1,110 @@
+"""The warm dbt server (pipelines/dbt_server.py): `gpu-ledger-dbt` through it is the same dbt command,
+on the caller's folder, environment and streams, with the same exit code; a caller that is killed
+takes its dbt with it; with no server listening, `gpu-ledger-dbt` runs dbt itself."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pipelines import dbt_server
+from tests.conftest import REPO
+
+GPU_LEDGER_DBT = REPO / ".venv" / "bin" / "gpu-ledger-dbt"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subprocess.Popen, Path]]:
+    sock = tmp_path_factory.mktemp("srv") / "dbt.sock"
+    proc = dbt_server.start(sock)
+    deadline = time.monotonic() + 60
+    while not sock.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "the server never listened"
+        time.sleep(0.1)
+    yield proc, sock
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def _env(sock: Path | str, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DBT_")}
+    # HOME: `dbt init` (below) creates ~/.dbt; keep it in the test's folder.
+    return {**env, dbt_server.ENV_VAR: str(sock), "HOME": str(home), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def _wait_for(cond, what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def _commands(sock: Path) -> int:
+    return int(dbt_server.stats(sock).get("commands", 0))
+
+
+def test_same_command_folder_environment_streams_and_exit_code(server, tmp_path: Path) -> None:
+    proc, sock = server
+    before = _commands(sock)
+    profiles = tmp_path / "my_profiles"
+    profiles.mkdir()
+    # `--in DIR` and the caller's DBT_PROFILES_DIR reach the child: `dbt debug --config-dir` names the folder.
+    ok = subprocess.run([str(GPU_LEDGER_DBT), "--in", str(tmp_path), "debug", "--config-dir"],
+                        env={**_env(sock, tmp_path), "DBT_PROFILES_DIR": str(profiles)},
+                        capture_output=True, text=True, timeout=120, check=False)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert str(profiles) in ok.stdout
+    # dbt's own usage error: its exit code (2) and its message on the caller's stderr.
+    bad = subprocess.run([str(GPU_LEDGER_DBT), "no-such-command"], env=_env(sock, tmp_path),
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert bad.returncode == 2 and "No such command 'no-such-command'" in bad.stderr, bad.stderr
+    # Both ran in the server's children, not in the callers.
+    _wait_for(lambda: _commands(sock) == before + 2, "the server to count both commands", timeout=10)
+    assert proc.poll() is None
+
+
+@pytest.mark.parametrize("kill", [signal.SIGKILL, signal.SIGTERM])
+def test_a_killed_caller_leaves_no_dbt_behind(server, tmp_path: Path, kill: signal.Signals) -> None:
+    """`dbt init` waits on its stdin for a project name: a dbt command that is running when the kill
+    comes. SIGKILL: the child sees its caller's socket close and kills itself. SIGTERM: the caller
+    passes it on, and ends by it as a dbt process would."""
+    proc, sock = server
+    before = _children(proc.pid)
+    caller = subprocess.Popen([str(GPU_LEDGER_DBT), "--in", str(tmp_path), "init"], env=_env(sock, tmp_path),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    _wait_for(lambda: _children(proc.pid) - before, "the server's child")
+    (child,) = _children(proc.pid) - before
+    caller.send_signal(kill)
+    caller.wait(timeout=30)
+    assert caller.returncode == -kill
+    _wait_for(lambda: child not in _children(proc.pid), "the child to end")
+    assert proc.poll() is None  # the server itself carries on
+
+
+def test_without_a_server_dbt_runs_in_the_caller(tmp_path: Path) -> None:
+    gone = tmp_path / "nothing-listens.sock"
+    profiles = tmp_path / "my_profiles"
+    out = subprocess.run([str(GPU_LEDGER_DBT), "--in", str(tmp_path), "debug", "--config-dir"],
+                         env={**_env(gone, tmp_path), "DBT_PROFILES_DIR": str(profiles)},
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0 and str(profiles) in out.stdout, out.stdout + out.stderr
+    assert not gone.exists()
