@@ -99,9 +99,10 @@ def copy_home(src: Path, dst: Path, *leave_out: str) -> Path:
     return dst
 
 
-# The session's warm dbt (pipelines/dbt_server.py): every `gpu-ledger-dbt` the tests start (the
-# pipeline's dbt build and docs, the dbt tests run by hand), in this process, the lane workers and the
-# CLI runs, runs in a child forked from it: the same dbt command, ~2 CPU s of start-up less each.
+# The session's warm dbt (tests/dbt_server.py; the caller's side in pipelines/dbt_server.py): every
+# `gpu-ledger-dbt` the tests start (the pipeline's dbt build and docs, the dbt tests run by hand), in
+# this process, the lane workers and the CLI runs, runs in a child forked from it: the same dbt
+# command, ~2 CPU s of start-up less each.
 _DBT_SERVER: list[tuple[subprocess.Popen, Path]] = []
 
 
@@ -109,24 +110,25 @@ def pytest_configure(config: pytest.Config) -> None:
     """Make the dbt manifest current before any test module imports the Dagster definitions
     (the product never parses at import time: `gpu-ledger prepare` / `make setup` do it), and start
     the session's warm dbt before any worker or CLI that inherits the variable naming it."""
-    from pipelines import dbt_server
     from pipelines.dbt_project import parse_manifest
+    from pipelines.dbt_server import ENV_VAR
+    from tests import dbt_server
 
-    if not os.environ.get(dbt_server.ENV_VAR) and not config.getoption("collectonly"):
+    if not os.environ.get(ENV_VAR) and not config.getoption("collectonly"):
         sock = Path(tempfile.mkdtemp(prefix="gpu-ledger-dbt-")) / "dbt.sock"  # short: a socket path has 107 bytes
         _DBT_SERVER.append((dbt_server.start(sock), sock))
-        os.environ[dbt_server.ENV_VAR] = str(sock)
+        os.environ[ENV_VAR] = str(sock)
     parse_manifest()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from pipelines import dbt_server
+    from pipelines.dbt_server import ENV_VAR
 
     for proc, sock in _DBT_SERVER:
         proc.terminate()
         proc.wait(timeout=30)
         shutil.rmtree(sock.parent, ignore_errors=True)
-        os.environ.pop(dbt_server.ENV_VAR, None)
+        os.environ.pop(ENV_VAR, None)
     _DBT_SERVER.clear()
 
 
@@ -172,7 +174,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
                                     f"this process and every child it reaped (lane workers among them): "
                                     f"{prefetch.cpu_seconds():.1f}")
     if _DBT_SERVER:
-        from pipelines import dbt_server
+        from tests import dbt_server
 
         # Not in either figure above: the dbt commands ran as the warm server's children.
         ran = dbt_server.stats(_DBT_SERVER[0][1])

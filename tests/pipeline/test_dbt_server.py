@@ -1,6 +1,7 @@
-"""The warm dbt server (pipelines/dbt_server.py): `gpu-ledger-dbt` through it is the same dbt command,
-on the caller's folder, environment and streams, with the same exit code; a caller that is killed
-takes its dbt with it; with no server listening, `gpu-ledger-dbt` runs dbt itself."""
+"""The warm dbt server (tests/dbt_server.py; the caller's side in pipelines/dbt_server.py):
+`gpu-ledger-dbt` through it is the same dbt command, on the caller's folder, environment and streams,
+with the same exit code; a caller that is killed takes its dbt with it; with no server listening,
+`gpu-ledger-dbt` runs dbt itself."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import dbt_server
+from pipelines.dbt_server import ENV_VAR
+from tests import dbt_server
 from tests.conftest import REPO
 
 GPU_LEDGER_DBT = REPO / ".venv" / "bin" / "gpu-ledger-dbt"
@@ -35,7 +37,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subproces
 def _env(sock: Path | str, home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DBT_")}
     # HOME: `dbt init` (below) creates ~/.dbt; keep it in the test's folder.
-    return {**env, dbt_server.ENV_VAR: str(sock), "HOME": str(home), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    return {**env, ENV_VAR: str(sock), "HOME": str(home), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
 
 
 def _children(pid: int) -> set[int]:

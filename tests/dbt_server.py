@@ -1,0 +1,173 @@
+"""The test session's warm dbt server (issue 23): imports dbt once, forks a child per dbt command.
+
+`pipelines/dbt_server.py` is the caller's side (`gpu-ledger-dbt`) and says why. The test session
+starts one server (tests/conftest.py) and names its socket in GPU_LEDGER_DBT_SERVER, so every
+`gpu-ledger-dbt` the tests start (the pipeline's dbt build and docs in this process, the lane workers
+and the CLI runs) runs in a child forked from it. The child takes on its caller's folder, environment
+and streams, as a new process would, which is why this lives with the tests: product modules never
+write the environment (tests/test_layout.py). `python -m tests.dbt_server SOCKET` runs one.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import NoReturn
+
+from pipelines.dbt_server import INT, read_exactly
+
+# Imported once by the server, before it forks: dbt's CLI and what a build, test, seed or docs command
+# imports on its first use (found by diffing sys.modules around a sample build).
+PRELOAD = (
+    "dbt.cli.main", "dbt.task.build", "dbt.task.run", "dbt.task.test", "dbt.task.seed", "dbt.task.compile",
+    "dbt.task.docs.generate", "dbt.compilation", "dbt.parser.sql", "dbt.graph.thread_pool",
+    "dbt_common.clients.agate_helper", "dbt.adapters.duckdb", "dbt.adapters.duckdb.impl",
+    "dbt.adapters.duckdb.environments.local", "dbt.adapters.spark", "dbt.adapters.spark.impl",
+    "sqlparse", "daff", "babel.dates", "multiprocessing.dummy", "multiprocessing.pool",
+)
+_NO_CODE = 70  # EX_SOFTWARE: the child failed before dbt could give an exit code
+
+
+def _watch_caller(conn: socket.socket, finished: threading.Event) -> None:
+    """Kill this child the moment its caller goes away (the caller's end of the socket closes)."""
+    def watch() -> None:
+        try:
+            conn.recv(1)
+        except OSError:
+            pass
+        if not finished.is_set():
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="caller-watch", daemon=True).start()
+
+
+def _run_dbt(args: list[str]) -> int:
+    from dbt.cli.main import cli
+
+    try:
+        cli(args=args, prog_name="dbt")
+    except SystemExit as done:
+        code = done.code
+        if code is None or isinstance(code, int):
+            return code or 0
+        print(code, file=sys.stderr)
+        return 1
+    return 0
+
+
+def _child(conn: socket.socket) -> NoReturn:
+    """One dbt command in a forked child: the caller's streams, folder and environment, then dbt."""
+    code, finished = _NO_CODE, threading.Event()
+    try:
+        msg, fds, _flags, _addr = socket.recv_fds(conn, INT.size, 3)
+        size = INT.unpack(msg + (read_exactly(conn, INT.size - len(msg)) or b""))[0]
+        request = json.loads(read_exactly(conn, size) or b"null")
+        for target, fd in zip((0, 1, 2), fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        conn.sendall(INT.pack(os.getpid()))
+        _watch_caller(conn, finished)
+        code = _run_dbt(request["args"])
+    except BaseException:  # noqa: BLE001 - reported on the caller's stderr, exit code 70
+        traceback.print_exc()
+    finally:
+        try:
+            atexit._run_exitfuncs()  # what a dbt process runs at exit (multiprocessing's finalizers)
+        except BaseException:  # noqa: BLE001, S110 - the exit code is what matters now
+            pass
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        finished.set()
+        try:
+            conn.sendall(INT.pack(code))
+        except OSError:
+            pass
+        os._exit(code)
+
+
+def _reap(stats: dict[str, float], stats_file: Path) -> None:
+    """Collect finished children; keep the count and their CPU s in `<socket>.json`."""
+    changed = False
+    while True:
+        try:
+            pid, _status, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+        stats["commands"] += 1
+        stats["cpu_s"] += usage.ru_utime + usage.ru_stime
+        changed = True
+    if changed:
+        tmp = stats_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(stats))
+        tmp.replace(stats_file)
+
+
+def stats_path(sock: Path) -> Path:
+    """Where the server keeps how many commands it ran and their CPU s (children it reaped)."""
+    return sock.with_suffix(".json")
+
+
+def serve(sock: Path) -> None:
+    """Import dbt, then fork a child per connection on `sock` until the parent process goes away."""
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # an adapter that is not installed: its commands import it themselves
+            pass
+    if threading.active_count() != 1:  # a fork copies only the forking thread: say so if others exist
+        print(f"dbt_server: {threading.active_count()} threads before forking", file=sys.stderr)
+    parent = os.getppid()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(sock))
+    listener.listen(64)
+    stats: dict[str, float] = {"commands": 0, "cpu_s": 0.0}
+    while os.getppid() == parent:
+        ready, _, _ = select.select([listener], [], [], 0.5)
+        _reap(stats, stats_path(sock))
+        if not ready:
+            continue
+        conn, _ = listener.accept()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if os.fork() == 0:
+            listener.close()
+            _child(conn)
+        conn.close()
+
+
+def start(sock: Path) -> subprocess.Popen:
+    """Start a server on `sock` in its own session (a stray process-group kill does not reach it); it
+    ends with the process that started it. Commands find it once it listens (~2 s of imports);
+    until then they run dbt themselves."""
+    return subprocess.Popen([sys.executable, "-m", "tests.dbt_server", str(sock)], start_new_session=True,
+                            stdin=subprocess.DEVNULL, cwd=Path(__file__).resolve().parent.parent)
+
+
+def stats(sock: Path) -> dict[str, float]:
+    """Commands the server on `sock` ran so far and their CPU s ({} before the first finished)."""
+    try:
+        return json.loads(stats_path(sock).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+if __name__ == "__main__":
+    serve(Path(sys.argv[1]))
