@@ -91,7 +91,10 @@ def run_in_server(args: list[str]) -> int | None:
 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, forward)
-    code = read_int(conn)
+    try:
+        code = read_int(conn)
+    except OSError:  # the server's end broke (e.g. reset): no exit code came
+        code = None
     if code is not None:
         return code
     if forwarded:  # the child died of the signal we passed on: end the same way
