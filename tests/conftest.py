@@ -99,6 +99,29 @@ def copy_home(src: Path, dst: Path, *leave_out: str) -> Path:
     return dst
 
 
+def descendants(pid: int) -> list[tuple[int, str]]:
+    """(pid, command line) of every process below `pid`, from /proc (no psutil here)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, pending = [], [pid]
+    while pending:
+        for child in children.get(pending.pop(), []):
+            try:
+                cmd = (Path("/proc") / str(child) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            found.append((child, cmd))
+            pending.append(child)
+    return found
+
+
 # The session's warm dbt (tests/dbt_server.py; the caller's side in pipelines/dbt_server.py): every
 # `gpu-ledger-dbt` the tests start (the pipeline's dbt build and docs, the dbt tests run by hand), in
 # this process, the lane workers and the CLI runs, runs in a child forked from it: the same dbt

@@ -101,18 +101,22 @@ def _child(conn: socket.socket) -> NoReturn:
         os._exit(code)
 
 
-def _reap(stats: dict[str, float], stats_file: Path) -> None:
-    """Collect finished children; keep the count and their CPU s in `<socket>.json`."""
+def _reap(stats: dict, stats_file: Path) -> None:
+    """Collect finished children; keep the count, their CPU s and the signals that ended any of them
+    (`killed_by`: signal number -> children) in `<socket>.json`."""
     changed = False
     while True:
         try:
-            pid, _status, usage = os.wait4(-1, os.WNOHANG)
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
         except ChildProcessError:
             break
         if pid == 0:
             break
         stats["commands"] += 1
         stats["cpu_s"] += usage.ru_utime + usage.ru_stime
+        if os.WIFSIGNALED(status):
+            signum = str(os.WTERMSIG(status))
+            stats["killed_by"][signum] = stats["killed_by"].get(signum, 0) + 1
         changed = True
     if changed:
         tmp = stats_file.with_suffix(".tmp")
@@ -138,7 +142,7 @@ def serve(sock: Path) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(sock))
     listener.listen(64)
-    stats: dict[str, float] = {"commands": 0, "cpu_s": 0.0}
+    stats: dict = {"commands": 0, "cpu_s": 0.0, "killed_by": {}}
     while os.getppid() == parent:
         ready, _, _ = select.select([listener], [], [], 0.5)
         _reap(stats, stats_path(sock))
@@ -161,8 +165,8 @@ def start(sock: Path) -> subprocess.Popen:
                             stdin=subprocess.DEVNULL, cwd=Path(__file__).resolve().parent.parent)
 
 
-def stats(sock: Path) -> dict[str, float]:
-    """Commands the server on `sock` ran so far and their CPU s ({} before the first finished)."""
+def stats(sock: Path) -> dict:
+    """Commands the server on `sock` ran so far, their CPU s and `killed_by` ({} before the first finished)."""
     try:
         return json.loads(stats_path(sock).read_text())
     except (OSError, ValueError):

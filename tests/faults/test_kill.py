@@ -35,7 +35,7 @@ import pytest
 
 from pipelines.outcome import attempt_state
 from tests import prefetch
-from tests.conftest import REPO, copy_home, published_tables
+from tests.conftest import REPO, copy_home, descendants, published_tables
 from warehouse.status import read_status
 
 pytestmark = pytest.mark.e2e
@@ -59,29 +59,6 @@ def _run(inputs: Path, home: Path) -> str:
     out, _ = proc.communicate(timeout=RUN_TIMEOUT)
     assert proc.returncode == 0, out[-3000:]
     return out
-
-
-def _descendants(pid: int) -> list[tuple[int, str]]:
-    """(pid, command line) of every process below `pid`, from /proc (no psutil here)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-                ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    found, pending = [], [pid]
-    while pending:
-        for child in children.get(pending.pop(), []):
-            try:
-                cmd = (Path("/proc") / str(child) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            found.append((child, cmd))
-            pending.append(child)
-    return found
 
 
 def _kill_when(proc: subprocess.Popen, ready, what: str) -> None:
@@ -122,7 +99,7 @@ def build_kill_sequence(root: Path, focus_home: dict) -> dict:
     good = serving.read_bytes()
 
     proc = _start(inputs, home)  # 2: killed during dbt build
-    _kill_when(proc, lambda: any("dbt" in c and " build" in c for _, c in _descendants(proc.pid)), "dbt build")
+    _kill_when(proc, lambda: any("dbt" in c and " build" in c for _, c in descendants(proc.pid)), "dbt build")
     seen["after_dbt_kill"] = (serving.read_bytes() == good, _opens_read_only(serving))
     seen["leftovers_dbt_kill"] = sorted(p.name for p in home.iterdir())
     seen["state_after_dbt_kill"] = attempt_state(read_status(home))

@@ -16,7 +16,7 @@ import pytest
 
 from pipelines.dbt_server import ENV_VAR
 from tests import dbt_server
-from tests.conftest import REPO
+from tests.conftest import REPO, descendants
 
 GPU_LEDGER_DBT = REPO / ".venv" / "bin" / "gpu-ledger-dbt"
 
@@ -41,16 +41,7 @@ def _env(sock: Path | str, home: Path) -> dict[str, str]:
 
 
 def _children(pid: int) -> set[int]:
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.add(int(entry.name))
-    return found
+    return {child for child, _cmd in descendants(pid)}
 
 
 def _wait_for(cond, what: str, timeout: float = 60) -> None:
@@ -62,6 +53,10 @@ def _wait_for(cond, what: str, timeout: float = 60) -> None:
 
 def _commands(sock: Path) -> int:
     return int(dbt_server.stats(sock).get("commands", 0))
+
+
+def _killed_by(sock: Path, signum: int) -> int:
+    return int(dbt_server.stats(sock).get("killed_by", {}).get(str(signum), 0))
 
 
 def test_same_command_folder_environment_streams_and_exit_code(server, tmp_path: Path) -> None:
@@ -87,10 +82,11 @@ def test_same_command_folder_environment_streams_and_exit_code(server, tmp_path:
 @pytest.mark.parametrize("kill", [signal.SIGKILL, signal.SIGTERM])
 def test_a_killed_caller_leaves_no_dbt_behind(server, tmp_path: Path, kill: signal.Signals) -> None:
     """`dbt init` waits on its stdin for a project name: a dbt command that is running when the kill
-    comes. SIGKILL: the child sees its caller's socket close and kills itself. SIGTERM: the caller
-    passes it on, and ends by it as a dbt process would."""
+    comes. SIGKILL: the child sees its caller's socket close and kills itself (SIGKILL). SIGTERM: the
+    caller passes it on, so the child ends by SIGTERM too, as a dbt process would."""
     proc, sock = server
     before = _children(proc.pid)
+    killed_before = _killed_by(sock, kill)
     caller = subprocess.Popen([str(GPU_LEDGER_DBT), "--in", str(tmp_path), "init"], env=_env(sock, tmp_path),
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     _wait_for(lambda: _children(proc.pid) - before, "the server's child")
@@ -99,6 +95,8 @@ def test_a_killed_caller_leaves_no_dbt_behind(server, tmp_path: Path, kill: sign
     caller.wait(timeout=30)
     assert caller.returncode == -kill
     _wait_for(lambda: child not in _children(proc.pid), "the child to end")
+    _wait_for(lambda: _killed_by(sock, kill) == killed_before + 1, f"the server to see its child end by {kill.name}",
+              timeout=10)
     assert proc.poll() is None  # the server itself carries on
 
 
