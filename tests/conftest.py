@@ -129,10 +129,15 @@ def descendants(pid: int) -> list[tuple[int, str]]:
 _DBT_SERVER: list[tuple[subprocess.Popen, Path]] = []
 
 
+_PREFETCH_BASE: list[Path] = []
+
+
+@pytest.hookimpl(trylast=True)  # after the tmp_path plugin's own configure (config._tmp_path_factory)
 def pytest_configure(config: pytest.Config) -> None:
     """Make the dbt manifest current before any test module imports the Dagster definitions
-    (the product never parses at import time: `gpu-ledger prepare` / `make setup` do it), and start
-    the session's warm dbt before any worker or CLI that inherits the variable naming it."""
+    (the product never parses at import time: `gpu-ledger prepare` / `make setup` do it), start
+    the session's warm dbt before any worker or CLI that inherits the variable naming it, then the
+    fixture workers, which import the pipeline while pytest collects (tests/prefetch.py `prestart`)."""
     from pipelines.dbt_project import parse_manifest
     from pipelines.dbt_server import ENV_VAR
     from tests import dbt_server
@@ -142,6 +147,9 @@ def pytest_configure(config: pytest.Config) -> None:
         _DBT_SERVER.append((dbt_server.start(sock), sock))
         os.environ[ENV_VAR] = str(sock)
     parse_manifest()
+    if not config.getoption("collectonly"):
+        _PREFETCH_BASE.append(Path(config._tmp_path_factory.mktemp("prefetch")))
+        prefetch.prestart(_PREFETCH_BASE[0])
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -159,9 +167,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
     """Run the modules that need full refreshes last, and start building those refreshes now."""
     names = prefetch.order_items(items)
-    if names and not config.getoption("collectonly"):
-        base = Path(config._tmp_path_factory.mktemp("prefetch"))
-        prefetch.configure(base, names).start()
+    if not config.getoption("collectonly"):
+        base = _PREFETCH_BASE[0] if _PREFETCH_BASE else Path(config._tmp_path_factory.mktemp("prefetch"))
+        prefetcher = prefetch.configure(base, names)  # stops the early workers if nothing needs them
+        if names:
+            prefetcher.start()
 
 
 # CPU s of this process (and the children it waited for) spent in each test module's setup, calls and

@@ -121,9 +121,18 @@ def _run_job(target: str, root: Path, deps: dict[str, dict]) -> tuple[str, objec
         os.chdir(cwd)
 
 
+# What every job imports: loaded when the worker starts, which is while pytest collects (`prestart`).
+PRELOAD = ("pipelines.cli", "pipelines.definitions", "great_expectations")
+
+
 def _serve(done_fd: int) -> None:
     """Worker entry point (`python -m tests.prefetch --serve FD`): one JSON job a line on stdin
     ([target, root, out, deps_file]); the payload is pickled to `out`, then "done" is written to FD."""
+    for module in PRELOAD:
+        try:
+            importlib.import_module(module)
+        except Exception:  # noqa: BLE001 - the job that needs it imports it again and reports the error
+            pass
     done = os.fdopen(done_fd, "wb", buffering=0)
     for line in sys.stdin:
         target, root, out, deps_file = json.loads(line)
@@ -223,7 +232,7 @@ def critical_path(names: list[str]) -> dict[str, float]:
 
 
 class Prefetcher:
-    def __init__(self, base: Path, names: list[str]) -> None:
+    def __init__(self, base: Path, names: list[str], lanes: list[_Lane] | None = None) -> None:
         self.base = base
         self.cond = threading.Condition()
         self.jobs: dict[str, _Job] = {}
@@ -232,7 +241,7 @@ class Prefetcher:
             self._add(name)
         path = critical_path(self.order)
         self.order.sort(key=lambda n: -path[n])  # stable: ties keep the tests' order
-        self.lanes = [_Lane(base, i) for i in range(LANES)]
+        self.lanes = lanes or [_Lane(base, i) for i in range(LANES)]
         self.threads: list[threading.Thread] = []
         self.started = time.monotonic()
 
@@ -354,11 +363,28 @@ class Prefetcher:
 
 
 _PREFETCHER: Prefetcher | None = None
+_EARLY: list[_Lane] = []  # workers started before collection (`prestart`)
+
+
+def prestart(base: Path) -> None:
+    """Start the workers now, so that they import the pipeline (PRELOAD) while pytest collects: one
+    core is mostly idle during the ~13 s of collection otherwise (issue 23). `configure` hands them
+    their jobs; with no job to run they are stopped then."""
+    for index in range(LANES):
+        lane = _Lane(base, index)
+        lane.start()
+        _EARLY.append(lane)
 
 
 def configure(base: Path, names: list[str]) -> Prefetcher:
+    """The session's prefetcher for `names` (in the workers `prestart` started, if any)."""
     global _PREFETCHER
-    _PREFETCHER = Prefetcher(base, names)
+    lanes, _EARLY[:] = list(_EARLY), []
+    if not names:
+        for lane in lanes:
+            lane.stop()
+        lanes = []
+    _PREFETCHER = Prefetcher(base, names, lanes)
     return _PREFETCHER
 
 
@@ -373,6 +399,9 @@ def result(name: str, tmp_path_factory) -> dict:
 def stop() -> None:
     if _PREFETCHER is not None:
         _PREFETCHER.stop()
+    for lane in _EARLY:  # started, never configured (the session ended before its collection did)
+        lane.stop()
+    _EARLY.clear()
 
 
 def lane_cpu_seconds() -> float:
