@@ -19,6 +19,7 @@ when it runs changes. Each job has its own home, so DuckDB's one writer per file
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -129,10 +130,9 @@ def _serve(done_fd: int) -> None:
     """Worker entry point (`python -m tests.prefetch --serve FD`): one JSON job a line on stdin
     ([target, root, out, deps_file]); the payload is pickled to `out`, then "done" is written to FD."""
     for module in PRELOAD:
-        try:
+        # A failed import is not lost: the job that needs the module imports it again and reports the error.
+        with contextlib.suppress(Exception):
             importlib.import_module(module)
-        except Exception:  # noqa: BLE001 - the job that needs it imports it again and reports the error
-            pass
     done = os.fdopen(done_fd, "wb", buffering=0)
     for line in sys.stdin:
         target, root, out, deps_file = json.loads(line)
