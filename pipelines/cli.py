@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -51,6 +54,24 @@ def _require_published(paths: Home) -> None:
         _usage_error(f"nothing is published in {paths.root} yet: run `gpu-ledger run` first", code=1)
 
 
+@contextlib.contextmanager
+def sigterm_kept() -> Iterator[None]:
+    """Give SIGTERM back its disposition after a Dagster execution. Dagster maps SIGTERM to whatever
+    SIGINT does when an execution ends; in a process started in the background without job control
+    (cron, `nohup cmd &` in a script, some CI runners) SIGINT is ignored, so every later SIGTERM was
+    ignored too: the process and every process it started afterwards (they inherit an ignored
+    signal) could no longer be stopped by `kill`, `timeout` or a service manager (found in CI run
+    119, issue 23: a test's dbt server outlived its SIGTERM)."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def execute_refresh(
     home: Path, inputs: Path, *, full_refresh: bool = False,
     backfill_from: str | None = None, backfill_to: str | None = None, engine: str = "duckdb",
@@ -87,7 +108,7 @@ def execute_refresh(
     from pipelines.dagster_storage import write_instance_yaml
 
     write_instance_yaml(paths.dagster)  # Dagster's SQLite event log, engines kept open (a third of a refresh)
-    with open(log_path, "w") as log, contextlib.redirect_stdout(log), \
+    with open(log_path, "w") as log, contextlib.redirect_stdout(log), sigterm_kept(), \
             dg.DagsterInstance.local_temp(tempdir=str(paths.dagster)) as instance:
         began = time.monotonic()
         result = job.execute_in_process(

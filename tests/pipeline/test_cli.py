@@ -131,3 +131,32 @@ def test_rejects_lists_the_quarantined_rows(tmp_path: Path) -> None:
     assert "2 rejects" in result.output and "invalid_timestamp" in result.output and "zero_price" in result.output
     only = runner.invoke(app, ["rejects", "--home", str(home.root), "--source", "usage"], env={"COLUMNS": "200"})
     assert "1 rejects" in only.output and "zero_price" not in only.output
+
+
+def test_sigterm_still_stops_a_background_process_after_a_refresh() -> None:
+    """Started in the background without job control, a process ignores SIGINT; Dagster maps SIGTERM to
+    SIGINT's disposition when an execution ends, which left SIGTERM ignored for the rest of the process
+    and every child it started (CI run 119). `execute_refresh` runs Dagster inside `sigterm_kept`."""
+    import signal
+
+    from dagster._utils.interrupts import capture_interrupts
+
+    from pipelines.cli import sigterm_kept
+
+    saved = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        with capture_interrupts():  # what an execution does to the handlers (the upstream behaviour)
+            pass
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        with sigterm_kept(), capture_interrupts():
+            pass
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        child.terminate()
+        assert child.wait(timeout=30) == -signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGINT, saved[0])
+        signal.signal(signal.SIGTERM, saved[1])
