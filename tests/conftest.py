@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Generator
@@ -142,6 +143,14 @@ def pytest_configure(config: pytest.Config) -> None:
     from pipelines.dbt_server import ENV_VAR
     from tests import dbt_server
 
+    # Started in the background without job control (`nohup make test &` in a script, some CI runners),
+    # this process ignores SIGINT; every Dagster execution the tests run in it (materialize(), ...) then
+    # maps SIGTERM to that too, and the servers and CLIs started afterwards inherit an ignored SIGTERM
+    # (CI runs 119 and 120: test_dbt_server's SIGTERM cases timed out). The refresh guards itself
+    # (pipelines.cli.sigterm_kept); tests calling Dagster directly do not, so the session restores
+    # Python's own SIGINT handler: a SIGTERM the tests send then ends what it is sent to.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if not os.environ.get(ENV_VAR) and not config.getoption("collectonly"):
         sock = Path(tempfile.mkdtemp(prefix="gpu-ledger-dbt-")) / "dbt.sock"  # short: a socket path has 107 bytes
         _DBT_SERVER.append((dbt_server.start(sock), sock))
