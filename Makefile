@@ -32,8 +32,11 @@ setup: $(STAMP)
 run: setup
 	$(VENV)/bin/gpu-ledger run
 
+# The set-up steps side by side (a sub-make with -j): the locked venv and the dbt parse on one side, the
+# FOCUS validator's venv, chromium and Java (apt, one at a time: scripts/apt_install.sh) on the other.
 # --durations: the slowest tests in the log, next to the prefetch timeline (CI time, issue 23).
-test: setup browser java focus-validator
+test:
+	@$(MAKE) --no-print-directory -j4 setup browser java focus-validator
 	$(VENV)/bin/python -m pytest -q --durations=25
 
 # The Spark lane alone: the bundled samples built on Spark must equal the DuckDB build (issue 11).

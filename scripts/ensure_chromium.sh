@@ -3,8 +3,7 @@
 set -euo pipefail
 if [ -x /usr/bin/chromium ]; then exit 0; fi
 if command -v apt-get >/dev/null 2>&1; then
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   echo "installing Debian chromium for the browser tests ..."
-  $SUDO apt-get install -y -qq chromium >/dev/null 2>&1 || { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium; }
+  bash "$(dirname "$0")/apt_install.sh" chromium
 fi
 [ -x /usr/bin/chromium ] || { echo "chromium is required for the browser tests (apt-get install chromium)"; exit 1; }

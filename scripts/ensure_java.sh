@@ -5,10 +5,8 @@ set -euo pipefail
 java_major() { java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1; }
 if command -v java >/dev/null 2>&1 && [ "$(java_major)" -ge 17 ]; then exit 0; fi
 if command -v apt-get >/dev/null 2>&1; then
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   echo "installing Debian openjdk-17-jre-headless for the Spark lane ..."
-  $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null 2>&1 \
-    || { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq openjdk-17-jre-headless; }
+  bash "$(dirname "$0")/apt_install.sh" openjdk-17-jre-headless
 fi
 command -v java >/dev/null 2>&1 && [ "$(java_major)" -ge 17 ] \
   || { echo "Java 17+ is required for the Spark lane (apt-get install openjdk-17-jre-headless)"; exit 1; }

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from warehouse.expectations import CURRENCIES, MART_SUITES, RAW_SUITES, SUITES, Suite, read_frame, validate
+from warehouse.expectations.runner import ROW_RULES, gx_validate, to_validate
 
 REPO = Path(__file__).resolve().parents[2]
 BLOCKING = [s for s in SUITES if s.blocking]
@@ -174,6 +175,40 @@ def test_named_doctorings_fail_their_blocking_suites(sample_run: dict) -> None:
     lines.loc[0, "currency"] = "ZZZ"
     passed, failures = validate(chargeback, lines)
     assert not passed and any("currency" in f and "ZZZ" in f for f in failures), failures
+
+
+# -- tables without rows: GX runs only what can still fail there -------------------------------------
+
+@pytest.mark.e2e
+def test_gx_passes_every_row_rule_on_a_table_without_rows(sample_run: dict) -> None:
+    """`validate` leaves the row rules out on a frame without rows (runner.to_validate): GX itself, given
+    every row rule of every suite on that suite's columns with their real types and no rows, passes them all."""
+    kinds = set()
+    for suite in SUITES:
+        rules = [e for e in suite.expectations if e[0] in ROW_RULES]
+        kinds |= {cls_name for cls_name, _ in rules}
+        if rules:
+            df = _frame(sample_run, suite).iloc[0:0]
+            assert gx_validate(suite.check_name, rules, df) == (True, []), suite.check_name
+    assert kinds == ROW_RULES  # every kind left out is a kind tried here
+
+
+def test_a_table_without_rows_still_has_its_column_types_and_columns_checked() -> None:
+    suite = Suite("t", (("ExpectColumnValuesToBeBetween", {"column": "price", "min_value": 0}),
+                        ("ExpectColumnValuesToNotBeNull", {"column": "gpu"}),
+                        ("ExpectColumnValuesToBeInTypeList", {"column": "price", "type_list": ["float64"]})))
+    empty = pd.DataFrame({"price": pd.Series([], dtype="float64"), "gpu": pd.Series([], dtype=object)})
+    assert to_validate(suite, empty) == [suite.expectations[2]]  # the type rule only
+    assert to_validate(suite, pd.DataFrame({"price": [1.0], "gpu": ["H100"]})) == list(suite.expectations)
+    assert validate(suite, empty) == (True, [])
+    # A wrong type on an empty table fails (GX ran the type rule) ...
+    passed, failures = validate(suite, empty.astype({"price": "int64"}))
+    assert not passed and failures[0].startswith("expect_column_values_to_be_in_type_list"), failures
+    # ... and so does a rule on a column the table lacks, row rule or not.
+    passed, failures = validate(suite, empty.drop(columns="gpu"))
+    assert not passed and any("not_be_null" in f and "gpu" in f for f in failures), failures
+    no_type_rule = Suite("t", suite.expectations[:2])
+    assert to_validate(no_type_rule, empty) == [] and validate(no_type_rule, empty) == (True, [])
 
 
 def test_decimal_columns_are_compared_as_numbers() -> None:

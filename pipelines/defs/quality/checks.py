@@ -40,6 +40,7 @@ def _result(suite: Suite, passed: bool, failures: list[str], meta: dict) -> dg.A
         metadata={
             "table": suite.target,
             "expectations": len(suite.expectations),
+            "expectations_run": meta.get("expectations_run", "n/a"),
             "rows": meta.get("rows", 0),
             "rows_validated": meta.get("rows_validated", 0),
             "sampled": meta.get("sampled", "n/a"),
@@ -76,6 +77,8 @@ def gx_suites(context: dg.AssetCheckExecutionContext, ledger: LedgerResource) ->
             detail = "; ".join(failures) or "all expectations met"
             if meta.get("sampled", "").startswith("using sample"):
                 detail += f" (validated {meta['sampled']})"
+            elif meta.get("rows") == 0:
+                detail += " (no rows: the row rules had nothing to check)"
             # Each unmet expectation is one "failing row" of the suite: the page lists them one by one.
             record_check(writer, context.op_execution_context.run_id, suite.check_name, suite.target,
                          suite.severity, status, detail, failures[:20])
