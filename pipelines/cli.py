@@ -331,7 +331,7 @@ def prepare(
     if_stale: bool = typer.Option(False, "--if-stale", help="parse only when the dbt project changed since the last parse"),
 ) -> None:
     """Parse the dbt project (the manifest Dagster builds its assets from); run after editing dbt/."""
-    from pipelines.dbt_project import parse_manifest
+    from pipelines.dbt_parse import parse_manifest
 
     console.print(f"dbt manifest: {parse_manifest(force=not if_stale)}")
 

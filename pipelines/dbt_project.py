@@ -1,82 +1,18 @@
-"""The dbt project as dagster-dbt sees it, and the manifest it needs to build asset definitions."""
+"""The dbt project as dagster-dbt sees it; the manifest it needs (`pipelines.dbt_parse`, re-exported)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 from dagster_dbt import DbtProject
 
-from pipelines.dbt_entry import DBT_LEDGER_VARS
+from pipelines.dbt_parse import (
+                                 MANIFEST,
+                                 dbt_executable,
+                                 ledger_dbt_executable,
+                                 parse_manifest,
+                                 require_manifest,
+)
 from warehouse.home import DBT_DIR
 
 ledger_dbt = DbtProject(project_dir=DBT_DIR, profiles_dir=DBT_DIR)
 
-
-def _venv_script(name: str) -> str:
-    """A console script of the running virtual environment (else whatever PATH finds by that name)."""
-    candidate = Path(sys.executable).parent / name
-    return str(candidate) if candidate.exists() else name
-
-
-def dbt_executable() -> str:
-    """The dbt entry point of the running virtual environment."""
-    return _venv_script("dbt")
-
-
-def ledger_dbt_executable() -> str:
-    """`gpu-ledger-dbt`: dbt started inside a warehouse home (`pipelines/dbt_entry.py` says why)."""
-    return _venv_script("gpu-ledger-dbt")
-
-
-# Written next to the parse: the vars it was parsed with. The partial-parse state the pipeline copies
-# into every new home is only reused by dbt when these equal the vars of the home's own commands.
-_PARSE_VARS_FILE = ".gpu-ledger-parse-vars.json"
-
-
-def _project_mtime() -> float:
-    """Newest modification time of anything that changes the dbt manifest."""
-    paths = [DBT_DIR / "dbt_project.yml", DBT_DIR / "profiles.yml"]
-    for folder in ("models", "macros", "seeds", "tests"):
-        paths.extend((DBT_DIR / folder).rglob("*"))
-    return max((p.stat().st_mtime for p in paths if p.is_file()), default=0.0)
-
-
-def parse_manifest(force: bool = False) -> Path:
-    """Run `dbt parse` when the manifest is missing or older than the project (or when forced).
-
-    This is the preparation `DbtProject.prepare_if_dev` does under `dagster dev`, done at run time
-    by `gpu-ledger run` / `gpu-ledger prepare` (and `make setup`), never at import: Dagster builds
-    its dbt assets from this manifest when `pipelines.definitions` is imported.
-    """
-    manifest = ledger_dbt.manifest_path
-    parse_vars = json.dumps(DBT_LEDGER_VARS, sort_keys=True)
-    stamp = manifest.parent / _PARSE_VARS_FILE
-    stale = not manifest.exists() or manifest.stat().st_mtime < _project_mtime() \
-        or not stamp.is_file() or stamp.read_text() != parse_vars
-    if force or stale:
-        env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-        # With the pipeline's vars, so that this parse's partial_parse.msgpack serves every home.
-        done = subprocess.run(
-            [dbt_executable(), "parse", "--quiet", "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR),
-             "--vars", parse_vars],
-            check=False, cwd=DBT_DIR, env=env, capture_output=True, text=True,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"dbt parse failed:\n{done.stdout}\n{done.stderr}")
-        stamp.write_text(parse_vars)
-    return manifest
-
-
-def require_manifest() -> Path:
-    """The parsed manifest's path; a clear error when it was never prepared (read at import time)."""
-    manifest = ledger_dbt.manifest_path
-    if not manifest.exists():
-        raise FileNotFoundError(
-            f"dbt manifest missing at {manifest}: run `gpu-ledger prepare` (or `make setup`) once, "
-            "and again after editing the dbt project"
-        )
-    return manifest
+__all__ = ["MANIFEST", "dbt_executable", "ledger_dbt", "ledger_dbt_executable", "parse_manifest", "require_manifest"]

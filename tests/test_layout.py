@@ -99,3 +99,15 @@ def test_importing_the_definitions_starts_no_subprocess() -> None:
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout.strip().splitlines()[-1]) > 50
+
+
+def test_the_manifest_parse_needs_no_dagster() -> None:
+    """`gpu-ledger prepare` (the first step of `make test`) parses dbt without importing Dagster, and finds
+    the manifest where dagster-dbt's DbtProject reads it."""
+    probe = ("import sys\nimport pipelines.dbt_parse as p\n"
+             "print(sorted(m for m in ('dagster', 'dagster_dbt') if m in sys.modules), p.MANIFEST)\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    from pipelines.dbt_project import ledger_dbt
+
+    assert done.stdout.strip() == f"[] {ledger_dbt.manifest_path}"

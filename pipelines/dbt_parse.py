@@ -1,0 +1,86 @@
+"""The dbt manifest: where it is, and `dbt parse` when it is stale, without importing Dagster.
+
+`gpu-ledger prepare` (run by `make setup` and `make test` before anything else) only needs this: importing
+dagster-dbt cost it ~4.5 s of a ~15 s set-up step (issue 23). `pipelines.dbt_project` re-exports it next
+to the DbtProject that dagster-dbt builds its assets with (same manifest path: tests/pipeline check it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from pipelines.dbt_entry import DBT_LEDGER_VARS
+from warehouse.home import DBT_DIR
+
+# dagster-dbt's DbtProject reads the manifest from <project>/target/manifest.json (its default target path).
+MANIFEST = DBT_DIR / "target" / "manifest.json"
+
+
+def _venv_script(name: str) -> str:
+    """A console script of the running virtual environment (else whatever PATH finds by that name)."""
+    candidate = Path(sys.executable).parent / name
+    return str(candidate) if candidate.exists() else name
+
+
+def dbt_executable() -> str:
+    """The dbt entry point of the running virtual environment."""
+    return _venv_script("dbt")
+
+
+def ledger_dbt_executable() -> str:
+    """`gpu-ledger-dbt`: dbt started inside a warehouse home (`pipelines/dbt_entry.py` says why)."""
+    return _venv_script("gpu-ledger-dbt")
+
+
+# Written next to the parse: the vars it was parsed with. The partial-parse state the pipeline copies
+# into every new home is only reused by dbt when these equal the vars of the home's own commands.
+_PARSE_VARS_FILE = ".gpu-ledger-parse-vars.json"
+
+
+def _project_mtime() -> float:
+    """Newest modification time of anything that changes the dbt manifest."""
+    paths = [DBT_DIR / "dbt_project.yml", DBT_DIR / "profiles.yml"]
+    for folder in ("models", "macros", "seeds", "tests"):
+        paths.extend((DBT_DIR / folder).rglob("*"))
+    return max((p.stat().st_mtime for p in paths if p.is_file()), default=0.0)
+
+
+def parse_manifest(force: bool = False) -> Path:
+    """Run `dbt parse` when the manifest is missing or older than the project (or when forced).
+
+    This is the preparation `DbtProject.prepare_if_dev` does under `dagster dev`, done at run time
+    by `gpu-ledger run` / `gpu-ledger prepare` (and `make setup`), never at import: Dagster builds
+    its dbt assets from this manifest when `pipelines.definitions` is imported.
+    """
+    manifest = MANIFEST
+    parse_vars = json.dumps(DBT_LEDGER_VARS, sort_keys=True)
+    stamp = manifest.parent / _PARSE_VARS_FILE
+    stale = not manifest.exists() or manifest.stat().st_mtime < _project_mtime() \
+        or not stamp.is_file() or stamp.read_text() != parse_vars
+    if force or stale:
+        env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+        # With the pipeline's vars, so that this parse's partial_parse.msgpack serves every home.
+        done = subprocess.run(
+            [dbt_executable(), "parse", "--quiet", "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR),
+             "--vars", parse_vars],
+            check=False, cwd=DBT_DIR, env=env, capture_output=True, text=True,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"dbt parse failed:\n{done.stdout}\n{done.stderr}")
+        stamp.write_text(parse_vars)
+    return manifest
+
+
+def require_manifest() -> Path:
+    """The parsed manifest's path; a clear error when it was never prepared (read at import time)."""
+    manifest = MANIFEST
+    if not manifest.exists():
+        raise FileNotFoundError(
+            f"dbt manifest missing at {manifest}: run `gpu-ledger prepare` (or `make setup`) once, "
+            "and again after editing the dbt project"
+        )
+    return manifest
