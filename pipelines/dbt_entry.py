@@ -19,14 +19,60 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 # The vars every in-home dbt command passes (build, docs, and the parse `gpu-ledger prepare` runs):
 # same string everywhere, so dbt's partial-parse state check matches across homes.
 DBT_LEDGER_VARS: dict[str, str] = {"ledger_db": "ledger.duckdb"}
 
 
+# `gpu-ledger-dbt [--in DIR] --run-results-only <dbt command>`: the command without dbt's JSON artifacts
+# (`--no-write-json`), then run_results.json alone, where dbt writes it. dbt writes manifest.json twice per
+# command (after the parse and again at the end), ~3 CPU s of a ~20 s `dbt build` of the samples, and a
+# home's build reads nothing but run_results.json (dagster-dbt and the audit table); the manifest Dagster
+# builds its assets from is the one `gpu-ledger prepare` wrote in dbt/target (issue 23).
+RUN_RESULTS_ONLY = "--run-results-only"
+
+
+def _target_path() -> Path:
+    """Where the last dbt invocation of this process writes its artifacts (as dbt resolves it)."""
+    from dbt.flags import get_flags
+
+    flags = get_flags()
+    project = Path(getattr(flags, "PROJECT_DIR", None) or ".")
+    return project / (getattr(flags, "TARGET_PATH", None) or "target")
+
+
+def run_dbt(args: list[str]) -> int:
+    """dbt's CLI on `args` in this process; dbt's exit code (0 done, 1 failures, 2 unhandled error)."""
+    if args[:1] == [RUN_RESULTS_ONLY]:
+        from dbt.cli.main import dbtRunner  # dbt's programmatic entry: the same command, its result kept
+
+        done = dbtRunner().invoke([*args[1:], "--no-write-json"])
+        if isinstance(done.exception, (KeyboardInterrupt, SystemExit)):
+            raise done.exception
+        if hasattr(done.result, "write"):
+            path = _target_path() / "run_results.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            done.result.write(str(path))
+        if done.exception is not None:  # dbt's CLI prints a usage error itself; dbtRunner hands it back
+            print(f"dbt: {done.exception}", file=sys.stderr)
+            return 2
+        return 0 if done.success else 1
+    from dbt.cli.main import cli  # here, not at the top: the pipeline imports DBT_LEDGER_VARS without dbt
+
+    try:
+        cli(args=args, prog_name="dbt")  # click ends with SystemExit carrying dbt's exit code
+    except SystemExit as done:
+        if done.code is None or isinstance(done.code, int):
+            return done.code or 0
+        print(done.code, file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Change into `--in DIR` (when given first), then hand the remaining arguments to dbt's CLI."""
+    """Change into `--in DIR` (when given first), then hand the remaining arguments to dbt."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--in"]:
         if len(args) < 2:
@@ -36,11 +82,9 @@ def main(argv: list[str] | None = None) -> None:
     from pipelines.dbt_server import run_in_server
 
     code = run_in_server(args)
-    if code is not None:
-        sys.exit(code)
-    from dbt.cli.main import cli  # here, not at the top: the pipeline imports DBT_LEDGER_VARS without dbt
-
-    cli(args=args, prog_name="dbt")  # click exits the process with dbt's own return code
+    if code is None:
+        code = run_dbt(args)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -52,17 +52,9 @@ def _watch_caller(conn: socket.socket, finished: threading.Event) -> None:
 
 
 def _run_dbt(args: list[str]) -> int:
-    from dbt.cli.main import cli
+    from pipelines.dbt_entry import run_dbt  # what `gpu-ledger-dbt` runs when no server answers
 
-    try:
-        cli(args=args, prog_name="dbt")
-    except SystemExit as done:
-        code = done.code
-        if code is None or isinstance(code, int):
-            return code or 0
-        print(code, file=sys.stderr)
-        return 1
-    return 0
+    return run_dbt(args)
 
 
 def _child(conn: socket.socket) -> NoReturn:

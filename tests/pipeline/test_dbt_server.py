@@ -5,6 +5,7 @@ with the same exit code; a caller that is killed takes its dbt with it; with no 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.dbt_entry import RUN_RESULTS_ONLY
 from pipelines.dbt_server import ENV_VAR
 from tests import dbt_server
 from tests.conftest import REPO, descendants
@@ -108,3 +110,38 @@ def test_without_a_server_dbt_runs_in_the_caller(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0 and str(profiles) in out.stdout, out.stdout + out.stderr
     assert not gone.exists()
+
+
+def _tiny_project(root: Path) -> Path:
+    """A one-model DuckDB project whose one data test fails (x is 1, the test accepts only 2)."""
+    (root / "models").mkdir(parents=True)
+    (root / "dbt_project.yml").write_text("name: tiny\nversion: '1.0'\nprofile: tiny\nconfig-version: 2\n")
+    (root / "profiles.yml").write_text(
+        "tiny:\n  target: dev\n  outputs:\n    dev:\n      type: duckdb\n      path: tiny.duckdb\n      threads: 1\n")
+    (root / "models" / "m.sql").write_text("select 1 as x\n")
+    (root / "models" / "m.yml").write_text(
+        "models:\n  - name: m\n    columns:\n      - name: x\n        data_tests:\n"
+        "          - accepted_values:\n              arguments:\n                values: [2]\n")
+    return root
+
+
+def test_run_results_only_writes_the_results_and_keeps_dbts_exit_codes(server, tmp_path: Path) -> None:
+    """`--run-results-only` (the pipeline's build): dbt's run_results.json where dbt writes it, no
+    manifest.json, and dbt's exit codes: 1 when a test fails, 2 on a usage error (here through the server)."""
+    _, sock = server
+    project = _tiny_project(tmp_path / "tiny")
+    target = tmp_path / "target"
+    build = subprocess.run(  # no server: the caller runs dbt itself, as `gpu-ledger run` does
+        [str(GPU_LEDGER_DBT), "--in", str(project), RUN_RESULTS_ONLY, "build", "--project-dir", str(project),
+         "--profiles-dir", str(project), "--target-path", str(target)],
+        env=_env(tmp_path / "nothing-listens.sock", tmp_path), capture_output=True, text=True, timeout=300,
+        check=False)
+    assert build.returncode == 1, build.stdout[-3000:] + build.stderr[-3000:]
+    results = {r["unique_id"].split(".")[0]: r["status"]
+               for r in json.loads((target / "run_results.json").read_text())["results"]}
+    assert results == {"model": "success", "test": "fail"}
+    assert not (target / "manifest.json").exists()
+    assert (target / "partial_parse.msgpack").exists()  # the next command still starts from this parse
+    bad = subprocess.run([str(GPU_LEDGER_DBT), RUN_RESULTS_ONLY, "no-such-command"], env=_env(sock, tmp_path),
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert bad.returncode == 2 and "no-such-command" in bad.stderr, bad.stdout + bad.stderr

@@ -16,6 +16,7 @@ from typing import Any
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
 
+from pipelines.dbt_entry import RUN_RESULTS_ONLY
 from pipelines.dbt_project import ledger_dbt, require_manifest
 from pipelines.engines import ENGINES, prepare_engine, publish_engine_marts
 from pipelines.profile import DBT_NODE_SECONDS, dbt_node_seconds
@@ -138,7 +139,8 @@ def ledger_dbt_assets(
     target.mkdir(parents=True, exist_ok=True)
     (target / "run_results.json").unlink(missing_ok=True)  # never read a previous run's results
     # `--in`: dbt runs inside the home, where the vars' relative ledger path points (pipelines/dbt_entry.py).
-    args = ["--in", str(ledger.home_dir), *dbt_build_args(config, dbt_vars)]
+    # `--run-results-only`: no manifest.json written twice per build, only the run_results.json read below.
+    args = ["--in", str(ledger.home_dir), RUN_RESULTS_ONLY, *dbt_build_args(config, dbt_vars)]
     invocation = dbt.cli(args, context=context, raise_on_error=False, target_path=target)
     try:
         yield from invocation.stream()
