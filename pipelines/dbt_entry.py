@@ -49,14 +49,12 @@ def run_dbt(args: list[str]) -> int:
         from dbt.cli.main import dbtRunner  # dbt's programmatic entry: the same command, its result kept
 
         done = dbtRunner().invoke([*args[1:], "--no-write-json"])
-        if isinstance(done.exception, (KeyboardInterrupt, SystemExit)):
-            raise done.exception
         if hasattr(done.result, "write"):
             path = _target_path() / "run_results.json"
             path.parent.mkdir(parents=True, exist_ok=True)
             done.result.write(str(path))
-        if done.exception is not None:  # dbt's CLI prints a usage error itself; dbtRunner hands it back
-            print(f"dbt: {done.exception}", file=sys.stderr)
+        if done.exception is not None:  # exit code 2, as dbt's CLI; a usage error is not in dbt's log: say it
+            print(f"dbt: {done.exception!r}", file=sys.stderr)
             return 2
         return 0 if done.success else 1
     from dbt.cli.main import cli  # here, not at the top: the pipeline imports DBT_LEDGER_VARS without dbt

@@ -120,8 +120,12 @@ def browser() -> Iterator[object]:
         b.close()
 
 
-@pytest.fixture()
+@pytest.fixture(scope="module")
 def page(browser: object) -> Iterator[object]:
+    """One tab for the module's tests. Each test opens its page with `goto` (`_open`): a new document and a
+    new Streamlit session (the app keeps its state per connection, none in the browser's storage), in the
+    same renderer process, which keeps Streamlit's JavaScript compiled: a new tab per test made chromium
+    compile it again, 98.6 against 65.4 CPU s for the module, 194.5 against 142.3 for the whole run (issue 23)."""
     pg = browser.new_page(viewport={"width": WIDTH, "height": 1000})
     yield pg
     pg.close()
@@ -218,9 +222,11 @@ def _screenshot(page: object, path: Path) -> None:
     """The whole page at 1280 px: Streamlit scrolls inside its main block, so grow the viewport to it."""
     height = page.evaluate("document.querySelector('[data-testid=stMain]').scrollHeight")
     page.set_viewport_size({"width": WIDTH, "height": min(int(height) + 60, 16_000)})
-    page.wait_for_timeout(1500)  # plotly redraws at the new size
-    page.screenshot(path=str(path))
-    page.set_viewport_size({"width": WIDTH, "height": 1000})
+    try:
+        page.wait_for_timeout(1500)  # plotly redraws at the new size
+        page.screenshot(path=str(path))
+    finally:  # the tab serves the module's next test
+        page.set_viewport_size({"width": WIDTH, "height": 1000})
 
 
 def _screen_rules(page: object) -> None:
