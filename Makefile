@@ -16,9 +16,11 @@ export UV_PYTHON := $(shell command -v $(PYTHON))
 
 .PHONY: setup run test test-fast test-spark dashboard dev browser java focus-validator clean
 
+# uv straight into .tools (pip --target puts its binary in .tools/bin): 3.6 s against 7.7 s for a venv and its
+# pip first (issue 23). A Python whose pip refuses (no pip, an externally managed one) gets the venv.
 $(UV):
-	$(PYTHON) -m venv $(TOOLS)
-	$(TOOLS)/bin/pip install --quiet uv==$(UV_VERSION)
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check --target $(TOOLS) uv==$(UV_VERSION) 2>/dev/null \
+	  || { $(PYTHON) -m venv $(TOOLS) && $(TOOLS)/bin/pip install --quiet uv==$(UV_VERSION); }
 
 $(STAMP): $(UV) pyproject.toml uv.lock
 	$(UV) sync --frozen --quiet
