@@ -28,9 +28,10 @@ DBT_LEDGER_VARS: dict[str, str] = {"ledger_db": "ledger.duckdb"}
 
 # `gpu-ledger-dbt [--in DIR] --run-results-only <dbt command>`: the command without dbt's JSON artifacts
 # (`--no-write-json`), then run_results.json alone, where dbt writes it. dbt writes manifest.json twice per
-# command (after the parse and again at the end), ~3 CPU s of a ~20 s `dbt build` of the samples, and a
-# home's build reads nothing but run_results.json (dagster-dbt and the audit table); the manifest Dagster
-# builds its assets from is the one `gpu-ledger prepare` wrote in dbt/target (issue 23).
+# command (after the parse and again at the end): ~3 of ~25 CPU s of a sample-home build started afresh, ~1.5
+# of ~20 in the test session's warm dbt process (BENCHMARKS.md, session 17). A home's build reads nothing
+# but run_results.json (dagster-dbt and the audit table); the manifest Dagster builds its assets from is the
+# one `gpu-ledger prepare` wrote in dbt/target (issue 23).
 RUN_RESULTS_ONLY = "--run-results-only"
 
 

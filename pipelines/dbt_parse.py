@@ -2,7 +2,7 @@
 
 `gpu-ledger prepare` (run by `make setup` and `make test` before anything else) only needs this: importing
 dagster-dbt cost it ~4.5 s of a ~15 s set-up step (issue 23). `pipelines.dbt_project` re-exports it next
-to the DbtProject that dagster-dbt builds its assets with (same manifest path: tests/pipeline check it).
+to the DbtProject that dagster-dbt builds its assets with (the same manifest path: tests/test_layout.py checks it).
 """
 
 from __future__ import annotations

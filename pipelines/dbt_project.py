@@ -5,11 +5,11 @@ from __future__ import annotations
 from dagster_dbt import DbtProject
 
 from pipelines.dbt_parse import (
-                                 MANIFEST,
-                                 dbt_executable,
-                                 ledger_dbt_executable,
-                                 parse_manifest,
-                                 require_manifest,
+    MANIFEST,
+    dbt_executable,
+    ledger_dbt_executable,
+    parse_manifest,
+    require_manifest,
 )
 from warehouse.home import DBT_DIR
 
