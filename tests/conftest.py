@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import Generator
 from pathlib import Path
@@ -91,6 +92,39 @@ def build_focus_home(root: Path) -> dict:
 @pytest.fixture(scope="session")
 def focus_home(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return prefetch.result("focus_home", tmp_path_factory)
+
+
+# One fresh interpreter for two checks (each costs a whole import of the stack, ~8 CPU s): importing
+# pipelines.definitions starts no subprocess (tests/test_layout.py), then Dagster's own CLI,
+# `dagster definitions validate -m pipelines.definitions` (the `dagster` console script's function), validates
+# them (tests/pipeline/test_definitions.py). (The standard library's `platform` module runs `file -b` on the
+# interpreter; that one is let through.)
+_DEFINITIONS_PROBE = """
+import subprocess, sys
+real = subprocess.Popen.__init__
+def refuse(self, args, *a, **k):
+    if 'file' not in str(args[:1]): raise SystemExit('subprocess at import: ' + repr(args))
+    real(self, args, *a, **k)
+subprocess.Popen.__init__ = refuse
+import pipelines.definitions as d
+print('assets', len(list(d.defs.resolve_asset_graph().get_all_asset_keys())), flush=True)
+subprocess.Popen.__init__ = real
+from dagster._cli import main
+sys.argv = ['dagster', 'definitions', 'validate', '-m', 'pipelines.definitions']
+try:
+    main()
+    code = 0
+except SystemExit as done:
+    code = done.code if isinstance(done.code, int) else 1
+print('dagster definitions validate exit', code, flush=True)
+"""
+
+
+@pytest.fixture(scope="session")
+def definitions_probe() -> subprocess.CompletedProcess:
+    """`_DEFINITIONS_PROBE` run once: its return code, stdout and stderr."""
+    return subprocess.run([sys.executable, "-c", _DEFINITIONS_PROBE], cwd=REPO, capture_output=True, text=True,
+                          timeout=300, check=False)
 
 
 def copy_home(src: Path, dst: Path, *leave_out: str) -> Path:

@@ -1,7 +1,6 @@
 """The Dagster definitions load, hold the whole pipeline, and validate with Dagster's own CLI."""
 
 import subprocess
-import sys
 from pathlib import Path
 
 import dagster as dg
@@ -44,12 +43,10 @@ def test_publication_depends_on_every_mart() -> None:
     assert dg.AssetKey(["marts", "ledger_focus"]) in parents
 
 
-def test_dagster_cli_validates_definitions() -> None:
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "dagster"), "definitions", "validate", "-m", "pipelines.definitions"],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+def test_dagster_cli_validates_definitions(definitions_probe: subprocess.CompletedProcess) -> None:
+    """`dagster definitions validate -m pipelines.definitions`, in the probe's fresh interpreter (tests/conftest.py)."""
+    assert definitions_probe.returncode == 0, definitions_probe.stdout + definitions_probe.stderr
+    assert "dagster definitions validate exit 0" in definitions_probe.stdout, definitions_probe.stdout
 
 
 def test_sensors_are_defined() -> None:
