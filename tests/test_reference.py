@@ -1,8 +1,8 @@
 """Shared reference lists (issue 15): written once in warehouse/reference.py, generated into dbt.
 
 Fails when a generated dbt file and the reference disagree (an edit to one side only), when a
-parser keeps its own copy of a list, or when the GPU name rules mean something else in DuckDB
-than in Python.
+parser keeps its own copy of a list, when the GPU name rules mean something else in DuckDB
+than in Python, or when the MIG profile table's H200 rows stop matching the real H200 capture.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import duckdb
 import pytest
 
 from warehouse import reference as ref
+from warehouse import reference_mig
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -89,17 +90,25 @@ def test_no_model_joins_the_alias_seed_by_hand() -> None:
     assert len(users) >= 9
 
 
-def test_reference_is_pure_data() -> None:
-    """stdlib only: sources/ may import it without pulling in the database layer."""
-    path = REPO / "warehouse" / "reference.py"
+def _imports(path: Path) -> set[str]:
     tree = ast.parse(path.read_text())
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert {m.split(".")[0] for m in imported} - {"__future__"} <= set(sys.stdlib_module_names)
+    return imported
+
+
+def test_reference_is_pure_data() -> None:
+    """stdlib only: sources/ may import it without pulling in the database layer. The MIG table lives
+    beside it (reference_mig.py, split out for the module size limit) under the same rule."""
+    stdlib = set(sys.stdlib_module_names) | {"__future__"}
+    assert {m.split(".")[0] for m in _imports(REPO / "warehouse" / "reference_mig.py")} <= stdlib
+    imported = _imports(REPO / "warehouse" / "reference.py") - {"warehouse", "warehouse.reference_mig"}
+    assert {m.split(".")[0] for m in imported} <= stdlib
     probe = ("import sys, warehouse.reference\n"
              "heavy = [m for m in sys.modules if m.split('.')[0] in "
              "('duckdb', 'dagster', 'pandas', 'pyarrow', 'dbt', 'sources', 'pipelines')]\n"
-             "heavy += [m for m in sys.modules if m.startswith('warehouse.') and m != 'warehouse.reference']\n"
+             "heavy += [m for m in sys.modules if m.startswith('warehouse.') "
+             "and m not in ('warehouse.reference', 'warehouse.reference_mig')]\n"
              "print(heavy)\n")
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -184,3 +193,118 @@ def test_name_rules_mean_the_same_in_duckdb() -> None:
     finally:
         con.close()
     assert got == {n: ref.gpu_model_from_name(n) for n in names}
+
+
+# --- MIG profiles --------------------------------------------------------------------------------
+
+H200_CAPTURE = REPO / "tests" / "data" / "public" / "usage" / "h200_capture"
+# `|   0  MIG 1g.18gb         19     7/7        16.00      No     16     1     0   |`
+LGIP_ROW = re.compile(r"^\|\s+\d+\s+MIG (\S+)\s+(\d+)\s+\d+/(\d+)\s+([\d.]+)\s+\w+\s+(\d+)\s")
+# `GPU  0 Profile ID 15 Placements: {0,2,4,6}:2` (one placement: `Placement :`)
+LGIPP_ROW = re.compile(r"^GPU\s+\d+ Profile ID\s+(\d+) Placements?\s*:\s*\{([\d,]+)\}:(\d+)$")
+
+
+def _h200_capture() -> dict[str, tuple]:
+    """profile -> (compute slices, memory slices, memory GiB, SMs, instances) as the capture reports them."""
+    lgip = (H200_CAPTURE / "nvidia_smi_mig_lgip_h200.txt").read_text().splitlines()
+    placements = {}
+    for line in (H200_CAPTURE / "nvidia_smi_mig_lgipp_h200.txt").read_text().splitlines():
+        m = LGIPP_ROW.match(line)
+        assert m, line  # every line of the capture is a placement line
+        placements[int(m[1])] = (len(m[2].split(",")), int(m[3]))
+    found = {}
+    for m in filter(None, map(LGIP_ROW.match, lgip)):
+        name, profile_id, total, gib, sms = m[1], int(m[2]), int(m[3]), float(m[4]), int(m[5])
+        starts, size = placements[profile_id]
+        assert starts >= total  # a placement for every instance the profile allows
+        found[name] = (int(name.split("g.", 1)[0]), size, gib, sms, total)
+    return found
+
+
+def test_h200_rows_are_the_real_capture() -> None:
+    """The H200 rows are what `nvidia-smi mig -lgip` / `-lgipp` printed on a real H200: names, compute
+    slices, memory slices (the `:N` of the placements), GiB, SMs and instance counts."""
+    captured = _h200_capture()
+    assert len(captured) == 7
+    rows = {p.profile: (p.compute_slices, p.memory_slices, p.memory_gib, p.sm_count, p.max_instances)
+            for p in ref.MIG_PROFILES if p.gpu_model == "H200-SXM-141GB"}
+    assert rows == captured
+    assert all(p.compute_slices_per_gpu == 7 and p.memory_slices_per_gpu == 8 and "h200_capture" in p.source
+               for p in ref.MIG_PROFILES if p.gpu_model == "H200-SXM-141GB")
+    # the placements cover the GPU's 8 memory slices: the full profile takes all of them from slot 0
+    assert captured["7g.141gb"][1] == 8
+
+
+def test_h200_capture_keeps_its_provenance() -> None:
+    assert (H200_CAPTURE / "PROVENANCE.md").read_text().startswith("# PROVENANCE - usage/h200_capture")
+
+
+def test_mig_seed_is_the_reference_table() -> None:
+    with (REPO / "dbt" / "seeds" / "mig_profiles.csv").open(newline="") as f:
+        reader = csv.DictReader(f)
+        assert tuple(reader.fieldnames or ()) == ref.MIG_COLUMNS
+        rows = list(reader)
+    assert [(r["gpu_model"], r["profile"]) for r in rows] == [p[:2] for p in ref.MIG_PROFILES]
+    for r, p in zip(rows, ref.MIG_PROFILES, strict=True):
+        assert float(r["memory_gib"]) == p.memory_gib if r["memory_gib"] else p.memory_gib is None
+        assert int(r["sm_count"]) == p.sm_count if r["sm_count"] else p.sm_count is None
+        assert int(r["compute_slices"]) == p.compute_slices and int(r["memory_slices"]) == p.memory_slices
+
+
+def test_mig_profiles_cover_the_catalogued_mig_gpus() -> None:
+    with (REPO / "dbt" / "seeds" / "gpu_catalog.csv").open(newline="") as f:
+        catalog = {r["gpu_model"] for r in csv.DictReader(f)}
+    models = {p.gpu_model for p in ref.MIG_PROFILES}
+    assert models <= catalog
+    assert models == {"B200-180GB", "H200-SXM-141GB", "H100-SXM-80GB", "H100-NVL-94GB", "H100-PCIe-80GB",
+                      "A100-80GB", "A100-40GB", "GH200-96GB"}
+    for model in models:  # the seven GPU-instance profiles of a 7/8-slice GPU, one of them +me
+        names = [p.profile for p in ref.MIG_PROFILES if p.gpu_model == model]
+        assert len(names) == 7 and sum(n.endswith("+me") for n in names) == 1, model
+        slices = sorted(p.compute_slices for p in ref.MIG_PROFILES if p.gpu_model == model)
+        assert slices == [1, 1, 1, 2, 3, 4, 7], model
+
+
+def test_mig_fraction_compute_and_memory_rules() -> None:
+    assert ref.mig_fraction("1g.18gb", "H200-SXM-141GB") == pytest.approx(1 / 7)
+    assert ref.mig_fraction("1g.18gb", "H200-SXM-141GB", "memory") == pytest.approx(1 / 8)
+    # the 1g with double memory takes two memory slices
+    assert ref.mig_fraction("1g.35gb", "H200-SXM-141GB", "memory") == pytest.approx(2 / 8)
+    assert ref.mig_fraction("3g.40gb", "H100-SXM-80GB", "memory") == pytest.approx(4 / 8)
+    assert ref.mig_fraction("3g.40gb", "H100-SXM-80GB") == pytest.approx(3 / 7)
+    assert ref.mig_fraction("7g.180gb", "B200-180GB", "memory") == 1.0
+    # spellings tools use for the same profile
+    assert ref.mig_fraction("MIG 2g.20gb", "A100-80GB", "memory") == pytest.approx(2 / 8)
+    assert ref.mig_fraction(" nvidia.com/mig-1g.10gb.me ", "A100-80GB", "memory") == pytest.approx(1 / 8)
+    assert reference_mig.mig_profile_name("nvidia.com/mig-1g.10gb.me") == "1g.10gb+me"
+
+
+def test_mig_fraction_falls_back_to_compute_slices_of_seven() -> None:
+    """A model or profile the table lacks counts `<n>g` of 7 under either rule (as dbt does)."""
+    assert ref.mig_fraction("2g.35gb", None) == pytest.approx(2 / 7)
+    assert ref.mig_fraction("2g.35gb", "B300-288GB", "memory") == pytest.approx(2 / 7)
+    # an A100/H100 name on an H200: not one of its profiles
+    assert ref.mig_fraction("1g.10gb", "H200-SXM-141GB", "memory") == pytest.approx(1 / 7)
+    for not_mig in ("", "gpu", "a100", "1c.3g.20gb", "8g.80gb", "0g.5gb", "3g"):
+        assert ref.mig_fraction(not_mig, "A100-80GB") is None, not_mig
+    with pytest.raises(ValueError):
+        ref.mig_fraction("1g.10gb", "A100-80GB", "sm")
+
+
+def test_sm_counts_are_not_proportional_to_slices() -> None:
+    """Why the fraction rule is a stated choice: 1g is 16 of 132 SMs on the H200, not 1/7."""
+    h200 = {p.profile: p for p in ref.MIG_PROFILES if p.gpu_model == "H200-SXM-141GB"}
+    assert h200["1g.18gb"].sm_count / h200["7g.141gb"].sm_count == pytest.approx(0.121, abs=5e-4)
+    assert h200["1g.18gb"].sm_count / h200["7g.141gb"].sm_count != pytest.approx(1 / 7, abs=1e-3)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda rows: (*rows, rows[0]), "appears twice"),
+    (lambda rows: (rows[0]._replace(memory_slices=9), *rows[1:]), "memory slices"),
+    (lambda rows: (rows[0]._replace(compute_slices=0, profile="0g.18gb"), *rows[1:]), "lower-case name"),
+    (lambda rows: (rows[0]._replace(source=""), *rows[1:]), "no source"),
+])
+def test_mig_invariants_catch_a_bad_row(monkeypatch: pytest.MonkeyPatch, change, message: str) -> None:
+    monkeypatch.setattr(reference_mig, "MIG_PROFILES", change(reference_mig.MIG_PROFILES))
+    with pytest.raises(AssertionError, match=message):
+        ref._check_lists()

@@ -1,7 +1,8 @@
 """Shared reference lists, written once: currencies, FOCUS enumerations, GPU names.
 
 Pure data. This module imports the standard library only: no duckdb, no Dagster, nothing else from
-`warehouse` (or from anywhere in the project), so that `sources/` parsers, which must not depend on
+`warehouse` but its MIG table (reference_mig.py, as pure; split out for the module size limit) or from
+anywhere in the project, so that `sources/` parsers, which must not depend on
 the database layer, may import it, and so may `warehouse.expectations`, the dbt project (through
 the files generated from it) and the tests.
 
@@ -13,6 +14,7 @@ Everything the dbt project needs from here is generated into it, each file heade
                                       `join_gpu_alias(expr)` (the one join to the alias seed);
 - dbt/seeds/gpu_aliases.csv          the alias list (CSV has no comments: dbt/seeds/README.md
                                       says it is generated).
+- dbt/seeds/mig_profiles.csv         MIG_PROFILES, the MIG profile table (warehouse/reference_mig.py).
 
 Regenerate after editing this file:  .venv/bin/python -m warehouse.reference --write
 Check without writing (exit 1 when a file is stale): .venv/bin/python -m warehouse.reference --check
@@ -27,6 +29,9 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+from warehouse import reference_mig as _mig
+from warehouse.reference_mig import MIG_COLUMNS, MIG_PROFILES, MigProfile, mig_fraction  # noqa: F401 - re-exported
 
 # --------------------------------------------------------------------------------------------------
 # Currencies
@@ -333,6 +338,7 @@ GENERATED: dict[str, Callable[[], str]] = {
     "dbt/macros/canonical_gpu_model.sql": render_gpu_macros_sql,
     "dbt/seeds/gpu_aliases.csv": render_gpu_aliases_csv,
     "dbt/macros/billing_defaults.sql": render_billing_defaults_sql,
+    "dbt/seeds/mig_profiles.csv": _mig.render_mig_profiles_csv,
 }
 
 
@@ -365,6 +371,7 @@ def _check_lists() -> None:
     assert len(aliases) == len(set(aliases)), "GPU_ALIASES: an alias appears twice"
     bad = [a for a in aliases if a != gpu_alias_key(a) or not a]
     assert not bad, f"GPU_ALIASES must be written as their join key (trimmed, lower case): {bad}"
+    _mig.check_mig_profiles()  # unique (gpu_model, profile), slices within 1..per GPU, a source per row
 
 
 def main(argv: list[str] | None = None) -> int:
