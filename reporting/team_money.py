@@ -18,7 +18,8 @@ import pandas as pd
 
 from reporting.formatting import FIGURES, basis_label, definition, fmt_money
 
-COST_MODEL_STEPS = ("Run-priced work not on a bill", "Estimates", "Platform labour", "Idle not on a bill")
+COST_MODEL_STEPS = ("Run-priced work not on a bill", "Owned hardware", "Estimates", "Platform labour",
+                    "Idle not on a bill")
 ZERO = Decimal(0)
 
 
@@ -41,7 +42,7 @@ def team_bridge(charges: pd.DataFrame, showback: pd.DataFrame | None, currency: 
               ("API spend", "add", api)]
     lines = [*before, ("Chargeback", "subtotal", chargeback), *(amortisation if basis == "billed" else [])]
     if sb is not None:
-        model = sb[sb["source"] == "cost model"] if "source" in sb else sb.iloc[0:0]
+        model = sb[sb["source"] != "chargeback"] if "source" in sb else sb.iloc[0:0]
         lines += [(step, "add", _sum(model[model["bridge_step"] == step], "amount")) for step in COST_MODEL_STEPS]
         other = _sum(model[~model["bridge_step"].isin(COST_MODEL_STEPS)], "amount")
         if other:

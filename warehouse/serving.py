@@ -292,8 +292,8 @@ def money_story(path: Path) -> pd.DataFrame:
 
 def unpriced_gpu_hours(path: Path) -> pd.DataFrame:
     """GPU-hours no bill line, price or owned-hardware rate covers, by reason (largest first)."""
-    require(path, "fct_unpriced_usage", ["pricing_status", "reason", "gpu_hours"])
-    return query(path, "select reason, sum(gpu_hours) as gpu_hours from fct_unpriced_usage "
+    require(path, "fct_off_bill_usage", ["pricing_status", "reason", "gpu_hours"])
+    return query(path, "select reason, sum(gpu_hours) as gpu_hours from fct_off_bill_usage "
                        "where pricing_status = 'unpriced' group by all order by gpu_hours desc, reason")
 
 
@@ -363,10 +363,10 @@ def team_budgets(path: Path, team: str | None = None, month: date | None = None,
 def usage_pricing(path: Path) -> pd.DataFrame:
     """GPU-hours on no bill line by pricing status (list-priced, owned-hardware, unpriced), reason, source and
     currency, with their amount (NULL for unpriced hours: never 0)."""
-    require(path, "fct_unpriced_usage", ["pricing_status", "reason", "source_kind", "gpu_hours", "amount",
+    require(path, "fct_off_bill_usage", ["pricing_status", "reason", "source_kind", "gpu_hours", "amount",
                                          "currency"])
     return query(path, "select pricing_status, reason, source_kind, currency, sum(gpu_hours) as gpu_hours, "
-                       "sum(amount) as amount, count(distinct team_id) as teams from fct_unpriced_usage "
+                       "sum(amount) as amount, count(distinct team_id) as teams from fct_off_bill_usage "
                        "group by 1, 2, 3, 4 "
                        "order by case pricing_status when 'unpriced' then 0 else 1 end, pricing_status, "
                        "gpu_hours desc, reason, source_kind")

@@ -23,3 +23,11 @@
         else 1.0
     end
 {%- endmacro %}
+
+{# The one key a host is matched on across sources (scontrol node, sacct NodeList, pod nodeName, DCGM
+   Hostname, nvidia-smi host): lower case, short name (the part before the first dot), so
+   'GPU-Node-1.cluster.local' and 'gpu-node-1' are one host (an IP address stays whole). #}
+{% macro host_key(expr) -%}
+    case when {{ gpu_ledger.regex_search('trim(' ~ expr ~ ')', "'^[0-9.:]+$'") }} then trim({{ expr }})
+         else lower(split_part(trim({{ expr }}), '.', 1)) end
+{%- endmacro %}

@@ -1,12 +1,14 @@
--- Catches one GPU-hour counted twice: the allocations of one GPU key (a GPU, a MIG slice, or a node's
--- GPUs) in one hour add up to more than the GPUs it stands for, or the MIG slices of one physical GPU
--- add up to more than one GPU.
+-- Catches one GPU-hour counted twice (over-allocation): the allocations of one GPU key (a GPU, a MIG
+-- slice, or a node's GPUs) in one hour add up to more than the physical GPUs it stands for (MIG slices
+-- and shared-GPU pods count their fraction), or the MIG slices of one physical GPU add up to more than
+-- one GPU. Each failing row names the GPU key, the hour and the jobs.
 with usage as (
     select * from {{ ref('int_gpu_usage_hourly') }}
 ),
 
 per_key as (
-    select gpu_key, hour_start, sum(allocated_gpu_hours) as allocated, max(gpu_capacity) as capacity
+    select gpu_key, hour_start, sum(allocated_gpu_hours) as allocated, max(gpu_capacity) as capacity,
+           {{ sorted_distinct_join('coalesce(job_id, allocation_key)', ', ') }} as jobs
     from usage
     where gpu_capacity is not null
     group by all
@@ -14,7 +16,8 @@ per_key as (
 ),
 
 per_gpu as (
-    select 'gpu:' || gpu_uuid as gpu_key, hour_start, sum(allocated_gpu_hours) as allocated, 1.0 as capacity
+    select 'gpu:' || gpu_uuid as gpu_key, hour_start, sum(allocated_gpu_hours) as allocated, 1.0 as capacity,
+           {{ sorted_distinct_join('coalesce(job_id, allocation_key)', ', ') }} as jobs
     from usage
     where gpu_uuid is not null
     group by all

@@ -1,6 +1,6 @@
 -- A GPU-hour is counted once. Every allocated scheduler/telemetry GPU-hour is on a bill line, on a
 -- run record, or unbilled, and exactly one of them (int_gpu_usage_unbilled); only the unbilled hours
--- become GPU work (int_gpu_work_events) and rows of fct_unpriced_usage. Returns the days where the
+-- become GPU work (int_gpu_work_events) and rows of fct_off_bill_usage. Returns the days where the
 -- partition or the hand-over does not add up.
 with hourly as (
     select cast(hour_start as date) as day, sum(allocated_gpu_hours) as allocated_gpu_hours
@@ -22,7 +22,7 @@ split as (
 
 mart as (
     select day, sum(gpu_hours) as gpu_hours
-    from {{ ref('fct_unpriced_usage') }}
+    from {{ ref('fct_off_bill_usage') }}
     where source_kind in ('slurm_job', 'kubernetes_job', 'gpu_telemetry')
     group by all
 ),

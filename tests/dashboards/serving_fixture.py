@@ -91,8 +91,9 @@ UNPRICED = [
      "no observed USD price for L40S", 10.0, None, None, None),
 ]
 BRIDGE_STEPS = [(1, "Invoice", "start"), (2, "Amortisation adjustments", "add"), (3, "API spend", "add"),
-                (4, "Chargeback", "subtotal"), (5, "Run-priced work not on a bill", "add"), (6, "Estimates", "add"),
-                (7, "Platform labour", "add"), (8, "Idle not on a bill", "add"), (9, "All-in showback", "total")]
+                (4, "Chargeback", "subtotal"), (5, "Run-priced work not on a bill", "add"), (6, "Owned hardware", "add"),
+                (7, "Estimates", "add"), (8, "Platform labour", "add"), (9, "Idle not on a bill", "add"),
+                (10, "All-in showback", "total")]
 # workload, team, type, period, gpu, storage, network, ckpt, serving, obs, labor, idle, retry, fail,
 # all_in, produced, accepted, unit, effective, naive
 UNIT_COSTS = [
@@ -300,7 +301,7 @@ def _build_money(con: duckdb.DuckDBPyConnection) -> None:
                    as budget_remaining_showback
         from k left join cb using (team_id, period, currency) left join sb using (team_id, period, currency)
         left join b on b.team_id = k.team_id order by k.period, k.currency, k.team_id""")
-    con.execute(f"""create table fct_unpriced_usage as select md5(concat_ws('|', day, source_kind, site)) as
+    con.execute(f"""create table fct_off_bill_usage as select md5(concat_ws('|', day, source_kind, site)) as
         unpriced_usage_id, day::date as day, source_kind, team_id, workload_id, gpu_model, provider, site,
         pricing_status, reason, gpu_hours::double as gpu_hours, rate_per_gpu_hour, currency, amount,
         case when pricing_status = 'unpriced' then null else 'fixture price' end as price_source,
@@ -308,3 +309,4 @@ def _build_money(con: duckdb.DuckDBPyConnection) -> None:
         from (values {_values(UNPRICED, 'ssssssssssmsm')})
         t(day, source_kind, team_id, workload_id, gpu_model, provider, site, pricing_status, reason, gpu_hours,
           rate_per_gpu_hour, currency, amount)""")
+    con.execute("create table fct_unpriced_usage as select * from fct_off_bill_usage where pricing_status = 'unpriced'")

@@ -37,6 +37,10 @@ final as (
         -- usage falls back to direct cost, said by the split's method).
         coalesce((select lower({{ json_scalar_text('value') }}) from policies where policy = 'shared_cost_split'), 'direct_cost')
             as shared_cost_split,
+        -- A MIG slice or shared GPU as a fraction of its physical GPU: 'compute' (compute slices of 7, HAMi
+        -- gpucores; the default) or 'memory' (memory slices of 8, HAMi gpumem-percentage).
+        coalesce((select lower({{ json_scalar_text('value') }}) from policies where policy = 'mig_fraction_rule'), 'compute')
+            as mig_fraction_rule,
         coalesce((select value from policies where policy = 'reference_regions'), '{}') as reference_regions,
         coalesce((select value from policies where policy = 'pricing_category_factors'), '{}') as pricing_category_factors
 )

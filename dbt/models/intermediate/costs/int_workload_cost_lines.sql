@@ -39,7 +39,8 @@ runs_on_bill as (
 gpu_work as (
     -- Priced GPU work (run records; scheduler/telemetry GPU-hours on no bill line), labelled with how
     -- it was priced ('list-priced: ...', 'owned-hardware: ...'). Unpriced work has no amount and no
-    -- workload line: fct_unpriced_usage lists it with its reason, as it does work with no workload.
+    -- workload line: fct_unpriced_usage lists it with its reason; work with no workload is a team-level
+    -- showback line (fct_showback_monthly).
     select basis, workload_id, date_trunc('month', event_at)::date as period, currency, component, amount,
            -- One source row can give two lines of one component (a failed run's compute and checkpoints).
            source_kind, source_ref || '#' || left(event_id, 8) as source_ref,

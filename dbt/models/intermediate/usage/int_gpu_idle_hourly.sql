@@ -1,8 +1,11 @@
--- Idle GPU-hours per pool (Slurm cluster, cloud account, or the hosts seen only in telemetry), GPU model
--- and hour. Billed = the ledger's GPU-hours for cloud accounts; for a Slurm cluster the inventory
--- capacity (configured GPUs x 1 h) over every hour between its first and last job; for hosts seen only
--- in telemetry the GPUs seen in the hour. Usage on a bill line's host is in the bill's pool (the fleet
--- identity, int_gpu_usage_hourly), so a GPU is one capacity, never a ledger pool and a telemetry pool.
+-- Idle GPU-hours per pool (Slurm cluster, cloud account, Kubernetes cluster, or the hosts seen only in
+-- telemetry), GPU model and hour. Billed (the capacity) = the ledger's GPU-hours for cloud accounts; for a
+-- Slurm cluster with scontrol nodes, each node's physical GPUs in every hour of every UTC day from the
+-- first to the last day the pool has a job or a telemetry sample on its nodes (a listed node exists all
+-- day: never only the hours between jobs), except hours the node is a GPU bill line's resource (the bill
+-- is its capacity then); for other pools the GPUs telemetry saw in the hour. Usage on a bill line's host
+-- is in the bill's pool (the fleet identity, int_gpu_usage_hourly), so a GPU is one capacity, never a
+-- ledger pool and a telemetry pool.
 -- Idle has two kinds, and missing readings are buckets of their own (never idle, never busy):
 --   unallocated_gpu_hours = billed - allocated (billed, no job, pod or serving process);
 --   underused_gpu_hours   = measured - used = allocated x (1 - activity), on allocated hours with a reading;
@@ -19,9 +22,10 @@ billing as (
     select * from {{ ref('int_gpu_billing_hours_mapped') }}
 ),
 
-inventory as (
-    select * from {{ ref('stg_usage__gpu_inventory') }}
+nodes as (
+    select * from {{ ref('int_gpu_nodes') }}
 ),
+
 
 usage_hourly as (
     select
@@ -36,33 +40,10 @@ usage_hourly as (
     group by all
 ),
 
-inventory_capacity as (
-    select
-        'slurm:' || inventory.cluster as pool_id,
-        coalesce(aliases.gpu_model, {{ canonical_gpu_model('inventory.gpu_type') }}, '(unknown)') as gpu_model,
-        sum(inventory.gpu_count) as gpus
-    from inventory
-    {{ join_gpu_alias('inventory.gpu_type') }}
-    where inventory.gpu_count > 0
-    group by all
-),
-
-cluster_windows as (
-    select pool_id, min(hour_start) as first_hour, max(hour_start) as last_hour
-    from usage
-    where allocation_basis = 'job' and pool_id in (select pool_id from inventory_capacity)
-    group by pool_id
-),
-
 inventory_hours as (
-    select
-        inventory_capacity.pool_id,
-        inventory_capacity.gpu_model,
-        {{ explode_list(hour_series('cluster_windows.first_hour', 'cluster_windows.last_hour')) }} as hour_start,
-        inventory_capacity.gpus as billed_gpu_hours,
-        'inventory' as capacity_basis
-    from inventory_capacity
-    inner join cluster_windows on cluster_windows.pool_id = inventory_capacity.pool_id
+    select pool_id, gpu_model, hour_start, sum(physical_gpus) as billed_gpu_hours, 'inventory' as capacity_basis
+    from {{ ref('int_gpu_node_hours') }}
+    group by pool_id, gpu_model, hour_start
 ),
 
 ledger_hours as (
@@ -71,10 +52,14 @@ ledger_hours as (
     group by all
 ),
 
+-- Pools with no inventory and no bill line: the GPUs telemetry saw in the hour (a pod pool whose hosts
+-- carry telemetry, or hosts seen only in telemetry).
 telemetry_hours as (
     select pool_id, gpu_model, hour_start, observed_gpus as billed_gpu_hours, 'telemetry' as capacity_basis
     from usage_hourly
-    where pool_id like 'telemetry:%'
+    where observed_gpus is not null
+      and pool_id not in (select pool_id from nodes)
+      and pool_id not in (select pool_id from billing)
 ),
 
 capacity as (

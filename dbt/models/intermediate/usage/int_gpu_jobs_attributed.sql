@@ -4,6 +4,10 @@
 -- `team` label or a comment naming a team id or alias, then the owner of the workload named by a
 -- `workload`/`workload_id` label or the comment; otherwise '(unallocated)', never dropped.
 -- Nodes: the Slurm hostlist (`a100gpu[2,4]`, `omni[1,10-12]`) expanded; GPUs split evenly over nodes.
+-- gpu_fraction: the share of one physical GPU each device is (docs/cost_model.md, "Physical GPUs"): a MIG
+-- profile's slices from the mig_profiles seed (compute slices of 7, or memory slices of 8 under policy
+-- mig_fraction_rule: memory; a profile the seed lacks counts its '<n>g' compute slices of 7), a HAMi share
+-- (gpucores, or gpumem-percentage under the memory rule), else 1. allocated_gpu_hours counts it.
 with jobs as (
     select * from {{ ref('stg_usage__gpu_jobs') }}
 ),
@@ -22,6 +26,14 @@ teams as (
 
 workloads as (
     select * from {{ ref('stg_registry__workloads') }}
+),
+
+policies as (
+    select mig_fraction_rule from {{ ref('int_cost_policies') }}
+),
+
+mig_profiles as (
+    select * from {{ ref('mig_profiles') }}
 ),
 
 team_names as (
@@ -125,13 +137,46 @@ resolved as (
     left join workloads as label_workload on lower(label_workload.workload_id) = label_values.label_workload
 ),
 
+fractions as (
+    select
+        resolved.*,
+        case
+            when resolved.mig_profile is not null and policies.mig_fraction_rule = 'memory' and mig.profile is not null
+                then cast(mig.memory_slices as double) / mig.memory_slices_per_gpu
+            when resolved.mig_profile is not null and mig.profile is not null
+                then cast(mig.compute_slices as double) / mig.compute_slices_per_gpu
+            when resolved.mig_profile is not null
+                then cast(nullif(regexp_extract(resolved.mig_profile, '^([0-9]+)g', 1), '') as double) / 7.0
+            when policies.mig_fraction_rule = 'memory' and coalesce(resolved.gpu_memory_share, resolved.gpu_share) is not null
+                then coalesce(resolved.gpu_memory_share, resolved.gpu_share)
+            when coalesce(resolved.gpu_share, resolved.gpu_memory_share) is not null
+                then coalesce(resolved.gpu_share, resolved.gpu_memory_share)
+            else 1.0
+        end as gpu_fraction,
+        case
+            when resolved.mig_profile is not null and mig.profile is not null
+                then 'MIG ' || resolved.mig_profile || ': ' || policies.mig_fraction_rule || ' slices (mig_profiles)'
+            when resolved.mig_profile is not null
+                then 'MIG ' || resolved.mig_profile || ': compute slices of 7 (profile not in mig_profiles for '
+                     || coalesce(resolved.gpu_model, 'an unknown GPU') || ')'
+            when coalesce(resolved.gpu_share, resolved.gpu_memory_share) is not null
+                then 'shared GPU: ' || case when policies.mig_fraction_rule = 'memory' then 'memory' else 'compute' end
+                     || ' share'
+            else 'whole GPU'
+        end as gpu_fraction_basis
+    from resolved
+    cross join policies
+    left join mig_profiles as mig
+        on mig.gpu_model = resolved.gpu_model and mig.profile = resolved.mig_profile
+),
+
 final as (
     select
         {{ star_except(['account_team_id', 'account_workload_id', 'label_team_id', 'label_workload_id'], 'resolved') }},
         coalesce(resolved.gpu_count, 0) > 0 as has_gpus,
         coalesce(resolved.gpu_count, 0) > 0 or resolved.on_gpu_node as is_gpu_job,
         greatest(coalesce({{ list_length('resolved.nodes') }}, 0), 1) as node_count,
-        coalesce(resolved.gpu_count, 0)
+        coalesce(resolved.gpu_count, 0) * resolved.gpu_fraction
             * {{ hours_between('resolved.started_at', 'resolved.ended_at_effective') }}
             as allocated_gpu_hours,
         coalesce(resolved.account_workload_id, resolved.label_workload_id) as workload_id,
@@ -155,7 +200,7 @@ final as (
             when resolved.state in ('RUNNING', 'PENDING') then lower(resolved.state)
             else 'unknown'
         end as outcome
-    from resolved
+    from fractions as resolved
     left join workloads on workloads.workload_id = coalesce(resolved.account_workload_id, resolved.label_workload_id)
 )
 

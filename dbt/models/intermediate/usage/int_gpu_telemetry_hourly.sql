@@ -3,7 +3,7 @@
     incremental_strategy=gpu_ledger.day_incremental_strategy(),
     partition_by=gpu_ledger.day_partition_by('sample_date'),
     unique_key='sample_date',
-    on_schema_change='fail'
+    on_schema_change='append_new_columns'
 ) }}
 -- GPU telemetry per GPU (or MIG instance) x UTC hour: the 1-minute samples folded to the hour, so
 -- int_gpu_usage_hourly never reads the biggest raw table. Grain: gpu_uuid x mig_instance_id x hour_start.
@@ -58,6 +58,9 @@ final as (
         date_trunc('hour', sample_time) as hour_start,
         cast(date_trunc('day', sample_time) as date) as sample_date,
         min(host) as host,
+        -- The GPU's index on its host (DCGM `gpu`, nvidia-smi `index`): with the host, the key that makes a
+        -- telemetry GPU and a scontrol node's GPU one physical GPU (dim_physical_gpu).
+        min(gpu_index) as gpu_index,
         min(gpu_model_reported) as gpu_model_reported,
         min(mig_profile) as mig_profile,
         min(namespace) as namespace,

@@ -1,21 +1,27 @@
 -- GPU-hours per GPU (or MIG slice, or a node's GPUs when the scheduler does not say which) per hour
--- and allocation. Grain: gpu_key x hour_start x allocation_key.
---   Jobs: a job holding G GPUs over [started_at, end) puts G x (hours of the bucket it overlaps) in every
---   hour bucket it touches, split evenly over its nodes; fractional GPU counts count as their fraction.
---   Telemetry GPUs no job accounts for: a sampled GPU-hour is allocated for the share of its samples
---   that name a pod, namespace or job or show activity (utilisation > 0: bare-metal nvidia-smi has no
---   pod labels), times the GPU share it stands for (MIG '1g.10gb' = 1/7). Owner: namespace mapping.
--- Used = allocated x utilisation: the job's own gpu_util_pct, else the telemetry average over the
--- hour on the job's node (GR_ENGINE_ACTIVE, else GPU_UTIL). Allocated hours without any reading are
--- not measured (measured_gpu_hours excludes them) rather than counted as idle.
+-- and allocation. Grain: gpu_key x hour_start x allocation_key. Rules: docs/cost_model.md, "Physical GPUs".
+--   Jobs and pods: a job holding G devices over [started_at, end) puts G x gpu_fraction (a MIG slice or a
+--   HAMi share of one physical GPU, int_gpu_jobs_attributed) x (hours of the bucket it overlaps) in every
+--   hour bucket it touches, split evenly over its nodes.
+--   Telemetry: on a host-hour where a scheduler job or pod runs, the scheduler says what is allocated and
+--   telemetry only measures; telemetry on a scheduler inventory node (scontrol) never allocates (the node's
+--   GPUs are its pool's capacity). Elsewhere a sampled GPU-hour is allocated for the share of its samples
+--   that name a pod, namespace or job or show activity, times the GPU share it stands for (MIG '1g.10gb'
+--   = 1/7). Owner: namespace mapping.
+--   Pools: a telemetry host that is a scontrol node is in that node's pool; one where pods or jobs ran is
+--   in their pool; else telemetry:<host>. Before, a node's telemetry pool was added on top of its Slurm pool.
+-- Used = allocated x utilisation: the job's own gpu_util_pct, else the telemetry average over the GPUs the
+-- job held in the hour: series on its host labelled with its job id (DCGM hpc_job) or pod, or every GPU
+-- of the host when the job holds the whole node (or the node has one GPU and the job no MIG slice).
+-- Otherwise the hours are unmeasured (never another GPU's or another node's readings).
 -- pool_id is the fleet identity: the bill line's pool when the host is a GPU bill line's resource (below).
 with jobs as (
     select * from {{ ref('int_gpu_jobs_attributed') }}
     where has_gpus and started_at is not null and ended_at_effective > started_at
 ),
 
-inventory as (
-    select * from {{ ref('stg_usage__gpu_inventory') }}
+nodes as (
+    select * from {{ ref('int_gpu_nodes') }}
 ),
 
 telemetry_hourly as (
@@ -35,7 +41,8 @@ job_nodes as (
 ),
 
 job_hours as (
-    select job_nodes.*, {{ hour_buckets('started_at', 'ended_at_effective') }} as hour_start
+    select job_nodes.*, {{ host_key('job_nodes.node') }} as node_key,
+           {{ hour_buckets('started_at', 'ended_at_effective') }} as hour_start
     from job_nodes
 ),
 
@@ -44,6 +51,7 @@ job_hours as (
 telemetry_hours as (
     select
         {{ star_except(['gpu_model_reported', 'sample_date', 'x_loaded_at'], 'telemetry_hourly') }},
+        {{ host_key('telemetry_hourly.host') }} as host_key,
         coalesce(aliases.gpu_model, {{ canonical_gpu_model('telemetry_hourly.gpu_model_reported') }}) as gpu_model
     from telemetry_hourly
     {{ join_gpu_alias('telemetry_hourly.gpu_model_reported') }}
@@ -57,22 +65,37 @@ telemetry_gpus as (
                  and bool_or(mig_instance_id is not null) over (partition by gpu_uuid, hour_start))
 ),
 
--- Which telemetry GPU-hours each job-hour ran on: the same hour and the job's node as host, or its
--- job id, or (Kubernetes) its namespace and pod. Three equi-joins, the pairs kept once (UNION), rather
--- than one join on the three OR'ed conditions, which compares every job-hour with every telemetry
--- GPU-hour of the same hour (GPUs x jobs per hour: 109 s of the dbt build at 1,000 GPUs x 30 days).
-job_telemetry_pairs as (
-    select job_hours.job_key, job_hours.node, job_hours.hour_start,
-           telemetry_gpus.gpu_uuid, telemetry_gpus.mig_instance_id
+-- Physical GPUs telemetry saw on a host in an hour (MIG slices count their GPU once), and its GPU model.
+host_gpus as (
+    select host_key, hour_start, count(distinct gpu_uuid) as gpus, min(gpu_model) as gpu_model
+    from telemetry_gpus
+    where host_key is not null
+    group by host_key, hour_start
+),
+
+-- Hosts where scheduler jobs or pods ran, with their pool (the pool with most job-hours on the host).
+scheduler_hosts as (
+    select node_key, scheduler || ':' || cluster as pool_id
     from job_hours
-    inner join telemetry_gpus
-        on telemetry_gpus.hour_start = job_hours.hour_start and telemetry_gpus.host = job_hours.node
-    union
+    where node_key is not null
+    group by node_key, scheduler || ':' || cluster
+    qualify row_number() over (partition by node_key order by count(*) desc, scheduler || ':' || cluster) = 1
+),
+
+scheduler_host_hours as (
+    select distinct node_key, hour_start from job_hours where node_key is not null
+),
+
+-- Which telemetry GPU-hours each job-hour ran on (see the header). Equi-joins, the pairs kept once
+-- (UNION): one join on OR'ed conditions compares every job-hour with every telemetry GPU-hour of the
+-- hour (GPUs x jobs per hour: 109 s of the dbt build at 1,000 GPUs x 30 days).
+labelled_pairs as (
     select job_hours.job_key, job_hours.node, job_hours.hour_start,
            telemetry_gpus.gpu_uuid, telemetry_gpus.mig_instance_id
     from job_hours
     inner join telemetry_gpus
         on telemetry_gpus.hour_start = job_hours.hour_start and telemetry_gpus.job_id = job_hours.job_id
+    where telemetry_gpus.host_key is null or job_hours.node_key is null or telemetry_gpus.host_key = job_hours.node_key
     union
     select job_hours.job_key, job_hours.node, job_hours.hour_start,
            telemetry_gpus.gpu_uuid, telemetry_gpus.mig_instance_id
@@ -81,6 +104,36 @@ job_telemetry_pairs as (
         on telemetry_gpus.hour_start = job_hours.hour_start
         and telemetry_gpus.namespace = job_hours.namespace and telemetry_gpus.pod = job_hours.pod
     where job_hours.scheduler = 'kubernetes'
+      and (telemetry_gpus.host_key is null or job_hours.node_key is null or telemetry_gpus.host_key = job_hours.node_key)
+),
+
+labelled_job_hours as (
+    select distinct job_key, node, hour_start from labelled_pairs
+),
+
+-- A job-hour with no labelled series takes every GPU of its host only when it holds them all.
+whole_node_pairs as (
+    select job_hours.job_key, job_hours.node, job_hours.hour_start,
+           telemetry_gpus.gpu_uuid, telemetry_gpus.mig_instance_id
+    from job_hours
+    inner join telemetry_gpus
+        on telemetry_gpus.hour_start = job_hours.hour_start and telemetry_gpus.host_key = job_hours.node_key
+    left join nodes on nodes.node_key = job_hours.node_key
+    left join host_gpus on host_gpus.host_key = job_hours.node_key and host_gpus.hour_start = job_hours.hour_start
+    left join labelled_job_hours as labelled
+        on labelled.job_key = job_hours.job_key and labelled.node is not distinct from job_hours.node
+        and labelled.hour_start = job_hours.hour_start
+    where labelled.job_key is null
+      and job_hours.mig_profile is null
+      and (coalesce(job_hours.gpu_count, 0) * job_hours.gpu_fraction / job_hours.node_count
+               >= coalesce(nodes.physical_gpus, host_gpus.gpus)
+           or coalesce(nodes.physical_gpus, host_gpus.gpus) = 1)
+),
+
+job_telemetry_pairs as (
+    select * from labelled_pairs
+    union all
+    select * from whole_node_pairs
 ),
 
 job_telemetry as (
@@ -98,6 +151,8 @@ job_telemetry as (
     group by pairs.job_key, pairs.node, pairs.hour_start
 ),
 
+-- Telemetry GPU-hours that allocate nothing of their own: a job was matched to them, or a scheduler job
+-- or pod runs on their host in the hour.
 covered_telemetry as (
     select distinct gpu_uuid, mig_instance_id, hour_start
     from job_telemetry_pairs
@@ -116,9 +171,9 @@ job_rows as (
         job_hours.namespace,
         cast(null as string) as gpu_uuid,
         cast(null as string) as mig_instance_id,
-        cast(null as string) as mig_profile,
-        job_hours.gpu_model,
-        case when job_hours.scheduler = 'slurm' then inventory.gpu_count end as gpu_capacity,
+        job_hours.mig_profile,
+        coalesce(job_hours.gpu_model, nodes.gpu_model, host_gpus.gpu_model) as gpu_model,
+        cast(coalesce(nodes.physical_gpus, host_gpus.gpus) as double) as gpu_capacity,
         job_hours.job_key,
         job_hours.job_id,
         job_hours.job_name,
@@ -128,7 +183,7 @@ job_rows as (
         job_hours.team_basis,
         job_hours.state as job_state,
         job_hours.outcome,
-        job_hours.gpu_count / job_hours.node_count
+        job_hours.gpu_count * job_hours.gpu_fraction / job_hours.node_count
             * {{ overlap_hours('job_hours.started_at', 'job_hours.ended_at_effective', 'job_hours.hour_start') }}
             as allocated_gpu_hours,
         coalesce(job_hours.gpu_util_pct, job_telemetry.util_pct) as util_pct,
@@ -137,7 +192,8 @@ job_rows as (
         coalesce(job_hours.gpu_mem_max_mib, job_telemetry.memory_used_mib) as memory_used_mib,
         cast(null as bigint) as sample_count
     from job_hours
-    left join inventory on inventory.node = job_hours.node and job_hours.scheduler = 'slurm'
+    left join nodes on nodes.node_key = job_hours.node_key and job_hours.scheduler = 'slurm'
+    left join host_gpus on host_gpus.host_key = job_hours.node_key and host_gpus.hour_start = job_hours.hour_start
     left join job_telemetry
         on job_telemetry.job_key = job_hours.job_key
         and job_telemetry.node is not distinct from job_hours.node
@@ -150,7 +206,7 @@ telemetry_rows as (
         telemetry_gpus.hour_start,
         'telemetry' as allocation_key,
         'telemetry' as allocation_basis,
-        'telemetry:' || coalesce(telemetry_gpus.host, '(no host)') as pool_id,
+        coalesce(scheduler_hosts.pool_id, 'telemetry:' || coalesce(telemetry_gpus.host, '(no host)')) as pool_id,
         cast(null as string) as cluster,
         telemetry_gpus.host,
         telemetry_gpus.namespace,
@@ -168,9 +224,13 @@ telemetry_rows as (
         cast(null as string) as workload_id,
         cast(null as string) as team_basis,
         cast(null as string) as job_state,
-        case when telemetry_gpus.busy_samples > 0 then 'running' else 'unallocated' end as outcome,
-        {{ mig_slice_fraction('telemetry_gpus.mig_profile', 'telemetry_gpus.gpu_model') }}
-            * telemetry_gpus.busy_samples / telemetry_gpus.sample_count as allocated_gpu_hours,
+        case when scheduler_host_hours.node_key is not null or covered_telemetry.gpu_uuid is not null
+                 then 'scheduler-allocated host'
+             when telemetry_gpus.busy_samples > 0 then 'running' else 'unallocated' end as outcome,
+        case when scheduler_host_hours.node_key is not null or covered_telemetry.gpu_uuid is not null then 0.0
+             else {{ mig_slice_fraction('telemetry_gpus.mig_profile', 'telemetry_gpus.gpu_model') }}
+                  * telemetry_gpus.busy_samples / telemetry_gpus.sample_count
+        end as allocated_gpu_hours,
         telemetry_gpus.util_pct,
         case when telemetry_gpus.util_pct is not null then 'telemetry' end as util_basis,
         telemetry_gpus.memory_used_mib,
@@ -180,7 +240,12 @@ telemetry_rows as (
         on covered_telemetry.gpu_uuid = telemetry_gpus.gpu_uuid
         and covered_telemetry.mig_instance_id is not distinct from telemetry_gpus.mig_instance_id
         and covered_telemetry.hour_start = telemetry_gpus.hour_start
-    where covered_telemetry.gpu_uuid is null
+    left join scheduler_host_hours
+        on scheduler_host_hours.node_key = telemetry_gpus.host_key
+        and scheduler_host_hours.hour_start = telemetry_gpus.hour_start
+    left join scheduler_hosts on scheduler_hosts.node_key = telemetry_gpus.host_key
+    -- A scontrol node's GPUs are its pool's capacity; its telemetry only measures the jobs on it.
+    where not exists (select 1 from nodes where nodes.node_key = telemetry_gpus.host_key)
 ),
 
 telemetry_owned as (

@@ -39,10 +39,6 @@ runs as (
     select workload_id, gpu_model, started_at, ended_at from {{ ref('stg_benchmarks__media_batches') }}
 ),
 
-sites as (
-    select * from {{ ref('int_gpu_sites') }}
-),
-
 -- A usage hour is bill-covered when a GPU bill line running in that hour names its host (ResourceName,
 -- ResourceId, or the last segment of a path-like ResourceId) or is tagged to its workload and GPU
 -- model. Both sides are turned into (kind, key) rows and meet in one equi-join; one join with the
@@ -93,13 +89,7 @@ run_covered as (
 ),
 
 site_match as (
-    select usage_pools.pool_id, sites.site, sites.is_owned, sites.provider, sites.pricing_category
-    from (select distinct pool_id from usage) as usage_pools
-    inner join sites on lower(usage_pools.pool_id) like sites.like_pattern
-    qualify row_number() over (
-        partition by usage_pools.pool_id
-        order by sites.site_priority, length(sites.pattern) desc, sites.site
-    ) = 1
+    select * from {{ ref('int_gpu_pool_sites') }}
 ),
 
 hours as (

@@ -1,7 +1,8 @@
 -- The bridge between the three figures, per month and currency, in ordered steps with a running
 -- total: Invoice (cloud BilledCost) -> + amortisation adjustments (EffectiveCost - BilledCost)
--- -> + API spend -> = Chargeback -> + run-priced work not on a bill -> + estimates -> + platform
--- labour -> + idle not on a bill -> = All-in showback. When the registry charges on the billed
+-- -> + API spend -> = Chargeback -> + run-priced work not on a bill -> + owned hardware (work and
+-- capacity nobody held, at the sites' rates) -> + estimates -> + platform labour -> + idle not on a
+-- bill -> = All-in showback. When the registry charges on the billed
 -- basis (chargeback_basis: billed) the amortisation step comes after Chargeback, since the
 -- showback is always amortised. Subtotal and total rows carry their running total as amount.
 with policies as (
@@ -24,7 +25,7 @@ api as (
 showback as (
     select period, currency, bridge_step, sum(amount) as amount
     from {{ ref('fct_showback_monthly') }}
-    where source = 'cost model'
+    where source <> 'chargeback'
     group by all
 ),
 
@@ -43,10 +44,11 @@ steps as (
         (3, 2, 'API spend', 'add'),
         (4, 3, 'Chargeback', 'subtotal'),
         (5, 5, 'Run-priced work not on a bill', 'add'),
-        (6, 6, 'Estimates', 'add'),
-        (7, 7, 'Platform labour', 'add'),
-        (8, 8, 'Idle not on a bill', 'add'),
-        (9, 9, 'All-in showback', 'total')
+        (6, 6, 'Owned hardware', 'add'),
+        (7, 7, 'Estimates', 'add'),
+        (8, 8, 'Platform labour', 'add'),
+        (9, 9, 'Idle not on a bill', 'add'),
+        (10, 10, 'All-in showback', 'total')
     ) as steps(order_amortised, order_billed, step, step_kind)
 ),
 

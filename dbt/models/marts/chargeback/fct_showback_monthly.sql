@@ -9,7 +9,13 @@
 --               work (training, eval, media, benchmark runs, scheduler/telemetry GPU-hours on no
 --               bill line; 'list-priced', or 'owned-hardware' on owned sites), the registry's
 --               monthly assumptions, review and moderation at policy rates, observability and
---               platform labour ('estimate'). A cost line goes to its workload's owning team.
+--               platform labour ('estimate'). A cost line goes to its workload's owning team. Priced
+--               GPU work of a team with no workload (a Slurm account, a namespace) is a team-level
+--               line: every team with GPU use is shown back.
+--   owned hardware  GPU work on owned sites at the site's rate ('owned-hardware': the workload cost
+--               lines priced so, and team-level work), plus the site's capacity nobody held
+--               (int_owned_idle_lines, placed by idle_policy), so a site's month sums to its capacity
+--               x rate (fct_owned_capacity_daily).
 -- bridge_step names the step of fct_cost_bridge the row adds to.
 with chargeback_lines as (
     select * from {{ ref('int_chargeback_lines') }}
@@ -23,6 +29,23 @@ cost_lines as (
 
 workloads as (
     select * from {{ ref('stg_registry__workloads') }}
+),
+
+-- Priced GPU work with a team but no workload (no cost line carries it).
+team_work as (
+    select
+        coalesce(team_id, '(unallocated)') as team_id,
+        cast(date_trunc('month', event_at) as date) as period,
+        currency,
+        component,
+        pricing_status as cost_basis,
+        amount
+    from {{ ref('int_gpu_work_priced') }}
+    where basis = 'production' and workload_id is null and pricing_status <> 'unpriced'
+),
+
+owned_idle as (
+    select * from {{ ref('int_owned_idle_lines') }}
 ),
 
 invoiced as (
@@ -57,13 +80,23 @@ modelled_lines as (
     left join workloads on workloads.workload_id = cost_lines.workload_id
 ),
 
+modelled_all as (
+    select * from modelled_lines
+    union all
+    select * from team_work
+    union all
+    select team_id, period, currency, 'idle_capacity' as component, 'owned-hardware' as cost_basis, amount
+    from owned_idle
+),
+
 modelled as (
     select
         team_id,
         period,
         currency,
-        'cost model' as source,
+        case when cost_basis = 'owned-hardware' then 'owned hardware' else 'cost model' end as source,
         case
+            when cost_basis = 'owned-hardware' then 'Owned hardware'
             when component = 'idle_capacity' then 'Idle not on a bill'
             when component = 'platform_labor' then 'Platform labour'
             when cost_basis = 'estimate' then 'Estimates'
@@ -72,7 +105,7 @@ modelled as (
         component,
         cost_basis,
         amount
-    from modelled_lines
+    from modelled_all
 ),
 
 unioned as (

@@ -1,16 +1,20 @@
 -- Cluster nodes and their configured GPUs; the latest landed inventory of a node replaces older ones.
--- scontrol carries no cluster name: nodes belong to the '(default)' Slurm cluster, as do sacct jobs
--- without a Cluster column.
+-- scontrol rarely names the cluster (`ClusterName=`, stated_cluster); int_gpu_nodes gives every node
+-- its cluster from the jobs that ran on it (docs/cost_model.md, "Physical GPUs").
+-- physical_gpu_count: whole GPUs + MIG devices folded to the GPUs they are slices of (the parser).
 with source as (
     select * from {{ source('usage', 'gpu_inventory') }}
 ),
 
 final as (
     select
-        '(default)' as cluster,
+        nullif(trim(cluster), '') as stated_cluster,
         node,
         lower(nullif(trim(gpu_type), '')) as gpu_type,
         coalesce(gpu_count, 0) as gpu_count,
+        coalesce(physical_gpu_count, gpu_count, 0) as physical_gpu_count,
+        coalesce(mig_devices, 0) as mig_devices,
+        gres_detail,
         cpu_count,
         mem_mib,
         _loaded_at as x_loaded_at,
