@@ -57,6 +57,7 @@ JOBS: dict[str, tuple[str, tuple[str, ...], float]] = {
     "chargeback_basis": ("tests.dbt.test_chargeback_basis:build_home", (), 1),
     "showback_bridge": ("tests.dbt.test_showback_bridge:build_showback_home", (), 1),
     "golden": ("tests.dbt.test_golden_ledger:build_golden", (), 1),
+    "golden_physical": ("tests.dbt.test_golden_physical:build_golden_physical", (), 1),
     "unpriced": ("tests.dbt.test_unpriced_usage:build_unpriced", (), 1),
     "focus_export": ("tests.pipeline.test_focus_export:build_focus_export", (), 1),
     "alert_runs": ("tests.pipeline.test_alerts:build_alert_runs", (), 1.7),
@@ -82,6 +83,7 @@ FIXTURES: dict[str, str] = {
     "anomalies_run": "alert_runs",  # the first of its two refreshes (tests/dbt/test_anomalies.py)
     "showback_bridge_run": "showback_bridge",
     "golden_run": "golden",
+    "golden_physical_run": "golden_physical",
     "unpriced_run": "unpriced",
     "focus_export_run": "focus_export",
     "alert_runs": "alert_runs",
