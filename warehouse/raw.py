@@ -73,6 +73,18 @@ def ensure_raw_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
     ddl = ", ".join(f"{_quote(c)} {t}" for c, t in cols.items())
     con.execute("create schema if not exists raw")
     con.execute(f"create table if not exists raw.{_quote(table)} ({ddl})")
+    _add_new_columns(con, table, cols)
+
+
+def _add_new_columns(con: duckdb.DuckDBPyConnection, table: str, cols: dict[str, str]) -> None:
+    """A raw table created under an older contract gains the columns the contract added since, NULL in
+    its old rows: a load names every contract column, so without them the family's next file would fail."""
+    have = {r[0] for r in con.execute(
+        "select column_name from information_schema.columns where table_catalog = current_database() "
+        "and table_schema = 'raw' and table_name = ?", [table]).fetchall()}
+    for col, typ in cols.items():
+        if col not in have:
+            con.execute(f"alter table raw.{_quote(table)} add column {_quote(col)} {typ}")
 
 
 def _forget_family_loads(con: duckdb.DuckDBPyConnection, table: str, folder: Path) -> None:

@@ -1,1 +1,1 @@
-"""GPU usage sources: DCGM exporter, nvidia-smi, Slurm accounting, OpenCost allocations."""
+"""GPU usage sources: DCGM exporter, nvidia-smi, Slurm accounting, Kubernetes pods, OpenCost allocations."""

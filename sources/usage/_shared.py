@@ -37,6 +37,15 @@ _KNOWN_RE = re.compile(
     r"(?<![a-z0-9])(" + "|".join(sorted(KNOWN_GPU_PATTERNS, key=len, reverse=True)) + ")", re.IGNORECASE
 )
 
+# A MIG profile at the end of a device type name (Slurm's gres type `nvidia_h100_80gb_hbm3_3g.40gb`, a
+# node's `nvidia.com/gpu.product` `NVIDIA-A100-SXM4-40GB-MIG-1g.5gb`): `<compute slices>g.<memory>gb`, plus
+# `+me` when the slice holds the media engines. Written for both Python's re and DuckDB's RE2.
+MIG_PROFILE_PATTERN = r"(?i)(\d+g\.\d+gb(?:\+me)?)$"
+_MIG_PROFILE_RE = re.compile(MIG_PROFILE_PATTERN)
+# Compute slices of one physical GPU under MIG (A100, H100, H200, B200; the A30 has 4, but it is not
+# in the GPU catalog, so 7 serves every GPU we can price).
+MIG_SLICES_PER_GPU = 7
+
 # Column order of raw.gpu_samples (contract order) with their arrow types.
 SAMPLE_COLUMNS: dict[str, pa.DataType] = {
     "sampled_at": pa.timestamp("us"),
@@ -110,6 +119,18 @@ def normalise_uuid(uuid: str | None) -> str | None:
     if uuid.upper().startswith(("GPU-", "MIG-")):
         return uuid
     return "GPU-" + uuid
+
+
+def mig_profile(type_name: str | None) -> str | None:
+    """The MIG profile a device type name ends with, lower case (`3g.40gb`, `1g.10gb+me`); None for a
+    whole GPU."""
+    match = _MIG_PROFILE_RE.search(type_name or "")
+    return match.group(1).lower() if match else None
+
+
+def mig_slices(profile: str) -> int:
+    """Compute slices a MIG profile holds: the number before `g.` (`3g.40gb` -> 3)."""
+    return int(profile.split("g.", 1)[0])
 
 
 def unknown_gpu_models(models: Iterable[str | None]) -> list[str]:

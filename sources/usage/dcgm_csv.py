@@ -5,7 +5,7 @@ read_csv does all parsing and typing; the rest (sentinels, line numbers, series 
 vectorised numpy/pyarrow; there is no Python row loop. Header (names are case-insensitive):
 
     timestamp, hostname, gpu, uuid, modelName, GPU_I_PROFILE, GPU_I_ID,
-    namespace, pod, container, job_id, DCGM_FI_<FIELD>...
+    namespace, pod, container, job_id (or hpc_job), DCGM_FI_<FIELD>...
 
 `timestamp` is ISO 8601 (`2026-01-01T00:01:00Z`; without an offset it is taken as UTC). Every
 column except `timestamp` and one known DCGM_FI_* field is optional. DCGM_FI_* columns not in
@@ -63,8 +63,12 @@ ID_COLUMNS = {
     "namespace": "namespace",
     "pod": "pod",
     "container": "container",
+    # dcgm-exporter's HPC job mapping labels a GPU's samples `hpc_job`; it wins over `job_id` when a file
+    # has both, as the label does in dcgm_prom.LABEL_COLUMNS.
+    "hpc_job": "job_id",
     "job_id": "job_id",
 }
+_ID_ORDER = list(ID_COLUMNS)
 # DuckDB's reject_errors.error_type values ("TOO MANY COLUMNS", "MISSING COLUMNS", ...), spaces as `_`.
 _REJECT_RULES = {"CAST": "non_numeric", "TOO_MANY_COLUMNS": "wrong_field_count", "TOO_FEW_COLUMNS": "wrong_field_count",
                  "MISSING_COLUMNS": "wrong_field_count"}
@@ -165,13 +169,19 @@ class _DcgmBatches:
             types[h] = "DOUBLE"
         col_spec = "{" + ", ".join(f"{_lit(h)}: {_lit(t)}" for h, t in types.items()) + "}"
         select = []
+        sources: dict[str, list[str]] = {}
         for h in self.header:
             if h in self.metrics:
                 select.append(f"{_q(h)} as {_q(self.metrics[h])}")
             elif h.lower() in ID_COLUMNS:
-                # read_csv already turns empty fields (quoted or not) into NULL; no per-value
-                # trim/nullif here, it cost ~40% of the read. Values are taken as written.
-                select.append(f"{_q(h)} as {_q(ID_COLUMNS[h.lower()])}")
+                sources.setdefault(ID_COLUMNS[h.lower()], []).append(h)
+        for column, headers in sources.items():
+            # read_csv already turns empty fields (quoted or not) into NULL; no per-value
+            # trim/nullif here, it cost ~40% of the read. Values are taken as written. Two headers for
+            # one column (job_id and hpc_job): the first non-empty in ID_COLUMNS order, as dcgm_prom does.
+            headers.sort(key=lambda h: _ID_ORDER.index(h.lower()))
+            expr = _q(headers[0]) if len(headers) == 1 else f"coalesce({', '.join(_q(h) for h in headers)})"
+            select.append(f"{expr} as {_q(column)}")
         return (f"select {', '.join(select)} from read_csv({_lit(str(self.path))}, header = true, delim = ',', "
                 f"quote = '\"', columns = {col_spec}, auto_detect = false, ignore_errors = true, store_rejects = true)")
 

@@ -8,6 +8,8 @@ Read with DuckDB (all text), typed in SQL. Handles:
 - `State` = `CANCELLED by <uid>` -> CANCELLED (raw text kept in state_raw);
 - AllocTRES with typed and untyped gres (`gres/gpu:v100=1,gres/gpu=1`): the untyped total is the
   count, the type comes from the typed key(s), never summed twice;
+- MIG devices: a typed name ending in a MIG profile (`gres/gpu:nvidia_h100_80gb_hbm3_3g.40gb=1`) sets
+  mig_profile (`3g.40gb`); a job holding two profiles gets the one with most devices, and a warning;
 - steps (`123.batch`, `123.extern`, `123.0`) folded into job `123`: gpuutil / gpumem are taken
   from the steps' TRESUsageInMax (max over steps) when the job row has none;
 - array tasks `5908801_3` (array_job_id `5908801`).
@@ -23,6 +25,7 @@ from pathlib import Path
 import duckdb
 
 from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile, head_text
+from sources.usage._shared import MIG_PROFILE_PATTERN
 
 FORMAT_NAME = "slurm_sacct"
 DEFAULT_SLURM_TZ = "UTC"
@@ -197,7 +200,7 @@ def parse_sacct(path: Path, tz: str = DEFAULT_SLURM_TZ) -> ParseOutput:
             {state_map}[split_part(r.state_raw, ' ', 1)] as state,
             {_ts('r.submit_raw', tz)} as submitted_at, {_ts('r.start_raw', tz)} as started_at,
             {_ts('r.end_raw', tz)} as ended_at,
-            r.submit_raw, r.start_raw, r.end_raw,
+            r.submit_raw, r.start_raw, r.end_raw, r.alloc,
             {_dur(col('Elapsed'))} as elapsed_raw_s,
             coalesce({_tres_num('r.alloc', 'gres/gpu')}, nullif({typed_sum}, 0),
                      case when r.alloc is not null then 0 end) as gpu_count,
@@ -213,6 +216,7 @@ def parse_sacct(path: Path, tz: str = DEFAULT_SLURM_TZ) -> ParseOutput:
         )
         select *, coalesce(elapsed_raw_s, epoch(ended_at - started_at)) as elapsed_s from j"""
     )
+    _mig_profiles(con)
     checks = con.execute(
         """select _line, job_id, submit_raw, start_raw, end_raw, started_at, ended_at, submitted_at, state_raw, state
         from _jobs"""
@@ -234,9 +238,10 @@ def parse_sacct(path: Path, tz: str = DEFAULT_SLURM_TZ) -> ParseOutput:
         f"""select 'slurm' as scheduler, cluster, job_id, array_job_id, job_name, user_name, account, partition,
             cast(null as varchar) as namespace, cast(null as varchar) as pod, cast(null as varchar) as labels,
             comment, state, state_raw, submitted_at, started_at, ended_at, elapsed_s, gpu_count, gpu_type,
-            gpu_count * elapsed_s / 3600.0 as gpu_hours, gpu_util_pct, gpu_mem_max_mib, n_cpus, node_list, n_nodes,
-            exit_code, {_lit(FORMAT_NAME)} as source_format, _line::bigint as _source_line
-        from _jobs where not list_contains({bad_list}::bigint[], _line::bigint) order by _line"""
+            m.mig_profile, gpu_count * elapsed_s / 3600.0 as gpu_hours, gpu_util_pct, gpu_mem_max_mib, n_cpus,
+            node_list, n_nodes, exit_code, {_lit(FORMAT_NAME)} as source_format, _line::bigint as _source_line
+        from _jobs left join (select _line, mig_profile from _mig) m using (_line)
+        where not list_contains({bad_list}::bigint[], _line::bigint) order by _line"""
     ).to_arrow_table()
 
     warnings: list[str] = []
@@ -250,6 +255,12 @@ def parse_sacct(path: Path, tz: str = DEFAULT_SLURM_TZ) -> ParseOutput:
     dups = con.execute("select count(*) - count(distinct job_id) from _jobs").fetchone()[0]
     if dups:
         warnings.append(f"{dups} job id(s) appear more than once (kept every line; later dumps may repeat jobs)")
+    mixed = [r[0] for r in con.execute(
+        f"select job_id from _mig where n_profiles > 1 and not list_contains({bad_list}::bigint[], _line::bigint) "
+        "order by _line").fetchall()]
+    if mixed:
+        warnings.append(f"{len(mixed)} job(s) hold devices of more than one MIG profile; mig_profile is the one with "
+                        f"most devices: {', '.join(mixed[:10])}")
     if unknown_states:
         warnings.append(f"unknown Slurm state(s), state left NULL: {', '.join(sorted(unknown_states))}")
     gpu_part_no_gres = con.execute(
@@ -265,11 +276,32 @@ def parse_sacct(path: Path, tz: str = DEFAULT_SLURM_TZ) -> ParseOutput:
     return ParseOutput(tables={"gpu_jobs": table}, rejects=rejects, warnings=warnings)
 
 
+def _mig_profiles(con: duckdb.DuckDBPyConnection) -> None:
+    """Table `_mig`: per job line holding MIG devices, the profile with most devices (ties: the first by
+    name, so a reload gives the same answer) and how many profiles it holds. The profile is read off the
+    end of each typed gres name: Slurm names MIG devices `<gpu>_<profile>` (AutoDetect=nvml)."""
+    con.execute(
+        f"""create temp table _mig as
+        with entries as (
+          select _line, job_id, unnest(regexp_extract_all(alloc, '(?:^|,)gres/gpu:([^=,]+=[0-9.]+)', 1)) as entry
+          from _jobs where alloc is not null
+        ), profiles as (
+          select _line, job_id,
+            lower(nullif(regexp_extract(split_part(entry, '=', 1), {_lit(MIG_PROFILE_PATTERN)}, 1), '')) as profile,
+            try_cast(split_part(entry, '=', 2) as double) as devices
+          from entries
+        ), per_profile as (
+          select _line, job_id, profile, sum(devices) as devices from profiles where profile is not null group by all
+        )
+        select _line, job_id, profile as mig_profile, count(*) over (partition by _line) as n_profiles
+        from per_profile
+        qualify row_number() over (partition by _line order by devices desc, profile) = 1"""
+    )
+
+
 def parse(path: Path) -> ParseOutput:
     """FORMATS entry point: parse with the default Slurm time zone."""
     return parse_sacct(path, DEFAULT_SLURM_TZ)
-
-
 
 
 FORMATS = [

@@ -104,6 +104,7 @@ def build_raw_suites() -> tuple[Suite, ...]:
             not_null("source_format")),
         raw("gpu_jobs",
             percent("gpu_util_pct"),
+            ratio("gpu_share", "gpu_memory_share"),
             non_negative("gpu_count", "gpu_hours", "elapsed_s"),
             ordered("started_at", "ended_at"),
             ordered("submitted_at", "started_at"),
