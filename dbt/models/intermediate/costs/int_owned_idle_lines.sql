@@ -79,9 +79,10 @@ placed as (
     from monthly
     cross join policies
     left join pool_sites on pool_sites.pool_id = monthly.pool_id
-    left join shares
-        on shares.pool_id = monthly.pool_id and shares.gpu_model = monthly.gpu_model and shares.period = monthly.period
-    where policies.idle_policy <> 'share_by_usage' or shares.team_id is null
+    where policies.idle_policy <> 'share_by_usage'
+       or not exists (select 1 from shares
+                      where shares.pool_id = monthly.pool_id and shares.gpu_model = monthly.gpu_model
+                        and shares.period = monthly.period)
 ),
 
 final as (

@@ -119,13 +119,15 @@ final as (
         classified.unallocated_gpu_hours as unallocated_idle_gpu_hours,
         classified.underused_gpu_hours as allocated_idle_gpu_hours,
         classified.unallocated_gpu_hours + classified.underused_gpu_hours as idle_gpu_hours,
-        case when classified.allocated_gpu_hours > classified.billed_gpu_hours
+        -- Slices stored at 9 decimals (1/7 of a GPU) can sum a few 1e-9 above a full GPU: not an over-allocation.
+        case when classified.allocated_gpu_hours > classified.billed_gpu_hours + 0.000001
              then classified.allocated_gpu_hours - classified.billed_gpu_hours
              else cast(0 as decimal(38, 9)) end as over_allocation_gpu_hours,
         case
-            when classified.allocated_gpu_hours > classified.billed_gpu_hours and classified.capacity_basis = 'none'
+            when classified.allocated_gpu_hours > classified.billed_gpu_hours + 0.000001
+                 and classified.capacity_basis = 'none'
                 then 'allocated without a capacity record'
-            when classified.allocated_gpu_hours > classified.billed_gpu_hours
+            when classified.allocated_gpu_hours > classified.billed_gpu_hours + 0.000001
                 then 'allocated exceeds capacity'
             when classified.capacity_basis = 'ledger' and pools_with_usage.pool_id is null
                 then 'no usage data for the pool'

@@ -59,7 +59,7 @@ bill_gpus as (
     from bill_resources
 ),
 
-telemetry as (
+telemetry_uuids as (
     select
         gpu_uuid,
         min({{ host_key('host') }}) as host_key,
@@ -72,6 +72,20 @@ telemetry as (
         count(distinct hour_start) as hours
     from {{ ref('int_gpu_telemetry_hourly') }}
     group by gpu_uuid
+),
+
+-- One telemetry row per host and index (a replaced GPU in the same slot is the slot: its first UUID is
+-- kept, its hours add up); a GPU without a host or an index stays its UUID.
+telemetry as (
+    select min(gpu_uuid) as gpu_uuid, host_key, min(host) as host, gpu_index, min(first_hour) as first_hour,
+           max(last_hour) as last_hour, sum(hours) as hours
+    from telemetry_uuids
+    where host_key is not null and gpu_index is not null
+    group by host_key, gpu_index
+    union all
+    select gpu_uuid, host_key, host, gpu_index, first_hour, last_hour, hours
+    from telemetry_uuids
+    where host_key is null or gpu_index is null
 ),
 
 telemetry_pools as (
@@ -136,8 +150,10 @@ pool_sites as (
 
 final as (
     select
+        -- pool|host|index (the same GPU whichever sources saw it), else pool|host|UUID
         md5(merged.pool_id || '|' || coalesce(merged.host, '(no host)') || '|'
-            || coalesce(cast(merged.gpu_index as string), '') || '|' || coalesce(merged.gpu_uuid, '')) as physical_gpu_id,
+            || case when merged.host is not null and merged.gpu_index is not null
+                    then cast(merged.gpu_index as string) else coalesce(merged.gpu_uuid, '') end) as physical_gpu_id,
         merged.pool_id,
         pool_sites.site,
         coalesce(pool_sites.is_owned, false) as is_owned,
