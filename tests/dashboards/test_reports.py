@@ -48,11 +48,13 @@ def test_report_shows_three_figures_and_the_team_bridge(serving_db: Path, tmp_pa
     rows = _csv(tmp_path / "2025-02" / "search.csv")
     bridge = {(r["currency"], r["item"]): Decimal(r["value"]) for r in rows if r["section"] == "bridge"
               and r["metric"] == "running_total"}
-    # USD: 600.50 share + 0 amortisation + 1.25 API = 601.75 chargeback; + 0 run-priced + 30 estimates + 0 labour
-    # + 25 idle not on a bill = 656.75 all-in showback.
+    # USD: 600.50 share + 0 amortisation + 1.25 API = 601.75 chargeback; + 0 run-priced + 0 owned hardware
+    # + 30 estimates + 0 labour + 25 idle not on a bill = 656.75 all-in showback.
     assert bridge[("USD", "04 Chargeback")] == Decimal("601.75")
-    assert bridge[("USD", "09 All-in showback")] == Decimal("656.75")
-    assert bridge[("EUR", "09 All-in showback")] == Decimal("99.99")
+    assert bridge[("USD", "05 Run-priced work not on a bill")] == Decimal("601.75")
+    assert bridge[("USD", "06 Owned hardware")] == Decimal("601.75")
+    assert bridge[("USD", "10 All-in showback")] == Decimal("656.75")
+    assert bridge[("EUR", "10 All-in showback")] == Decimal("99.99")
 
 
 def test_html_shows_total_publication_and_is_self_contained(serving_db: Path, tmp_path: Path) -> None:

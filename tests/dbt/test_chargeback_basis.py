@@ -163,6 +163,7 @@ def test_bridge_on_the_amortised_basis(con):
         ("API spend", Decimal("0.00"), Decimal("13400.00")),
         ("Chargeback", Decimal("13400.00"), Decimal("13400.00")),
         ("Run-priced work not on a bill", Decimal("0.00"), Decimal("13400.00")),
+        ("Owned hardware", Decimal("0.00"), Decimal("13400.00")),
         ("Estimates", Decimal("3.33"), Decimal("13403.33")),
         ("Platform labour", Decimal("1000.00"), Decimal("14403.33")),
         ("Idle not on a bill", Decimal("0.00"), Decimal("14403.33")),

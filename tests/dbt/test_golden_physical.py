@@ -258,3 +258,21 @@ def test_no_gpu_gives_more_than_24_hours_a_day(con):
     for r in rows(con, "select * from fct_gpu_idle_daily"):
         assert dec(r["billed_gpu_hours"]) <= 24 * gpus.get(r["pool_id"], 0) + HOURS, r
         assert abs(dec(r["over_allocation_gpu_hours"])) <= HOURS, r
+
+
+def test_owned_idle_in_unit_costs(con) -> None:
+    # EXPECTED.md § 6: the pool's June idle (807.00) spread over the workloads by allocated GPU-hours.
+    idle = {r["workload_id"]: cents(r["amount"]) for r in rows(con, """
+        select workload_id, sum(amount) as amount from fct_workload_cost_lines
+        where component = 'idle_capacity' and source_kind = 'owned_idle' group by workload_id""")}
+    assert idle == {"detector-train": Decimal("308.77"), "llm-pretrain": Decimal("449.11"),
+                    "asr-train": Decimal("49.12")}
+    unit = {r["workload_id"]: r for r in rows(con, """
+        select workload_id, all_in_cost, accepted_outputs, effective_unit_cost from fct_workload_unit_cost
+        where basis = 'production'""")}
+    assert {w: cents(r["all_in_cost"]) for w, r in unit.items()} == {
+        "detector-train": Decimal("440.77"), "llm-pretrain": Decimal("641.11"), "asr-train": Decimal("70.12")}
+    assert all(r["effective_unit_cost"] is None for r in unit.values())
+    # The showback does not add it a second time: owned hardware in June is still capacity x rate.
+    total = con.execute("select sum(amount) from fct_showback_monthly where source = 'owned hardware'").fetchone()[0]
+    assert cents(total) == Decimal("1248.00")

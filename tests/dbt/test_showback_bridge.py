@@ -95,10 +95,11 @@ def test_bridge_on_the_billed_basis(con):
         (3, "Chargeback", Decimal("12900.00"), Decimal("12900.00")),
         (4, "Amortisation adjustments", Decimal("500.00"), Decimal("13400.00")),
         (5, "Run-priced work not on a bill", Decimal("0.00"), Decimal("13400.00")),
-        (6, "Estimates", Decimal("3.33"), Decimal("13403.33")),
-        (7, "Platform labour", Decimal("1000.00"), Decimal("14403.33")),
-        (8, "Idle not on a bill", Decimal("0.00"), Decimal("14403.33")),
-        (9, "All-in showback", Decimal("14403.33"), Decimal("14403.33")),
+        (6, "Owned hardware", Decimal("0.00"), Decimal("13400.00")),
+        (7, "Estimates", Decimal("3.33"), Decimal("13403.33")),
+        (8, "Platform labour", Decimal("1000.00"), Decimal("14403.33")),
+        (9, "Idle not on a bill", Decimal("0.00"), Decimal("14403.33")),
+        (10, "All-in showback", Decimal("14403.33"), Decimal("14403.33")),
     ]
 
 

@@ -1,4 +1,4 @@
-"""Unpriced usage is loud (issue 16, item 4), on a hand-made inputs folder (tests/fixtures/usage/).
+"""Off-bill usage is priced or loudly unpriced, on a hand-made inputs folder (tests/fixtures/usage/).
 
 Inputs: the sample registry with its owned_hardware policy replaced, a usage_providers policy and a
 Slurm account mapping; a sacct dump of five jobs (times UTC); a Karpenter AWS price history with two
@@ -19,7 +19,8 @@ prices for p4de.24xlarge (8 x A100-80GB). Figures worked out by hand:
   no L4: unpriced, reason 'no observed USD price for L4-24GB', amount NULL (not 0).
 - job 3001, cluster `mystery` (no bill line, no site, no usage_providers entry), 1 x A100 1 h:
   unpriced, reason 'no provider: slurm:mystery ...', amount NULL.
-No bill line exists, so every allocated GPU-hour (6 + 6 + 10 + 2 + 1 = 25) is in fct_unpriced_usage.
+No bill line exists, so every allocated GPU-hour (6 + 6 + 10 + 2 + 1 = 25) is in fct_off_bill_usage, and
+fct_unpriced_usage holds only the unpriced 2 + 1 = 3 of them.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ def _rows(con, sql: str) -> list[dict]:
 
 
 def _by_day(run) -> dict:
-    rows = _rows(run["con"], "select * from fct_unpriced_usage")
+    rows = _rows(run["con"], "select * from fct_off_bill_usage")
     return {(str(r["day"]), r["gpu_model"]): r for r in rows}
 
 
@@ -129,6 +130,13 @@ def test_owned_hardware_rate(run):
     assert row["gpu_hours"] == pytest.approx(10.0)
     assert row["amount"] == pytest.approx(Decimal("15"), abs=Decimal("1e-8"))  # 10 GPU-h x 1.50
     assert row["currency"] == "USD" and row["price_source"] == "owned_hardware policy, site lab"
+    # No scontrol node and no telemetry says how many GPUs lab has: only the 10 allocated GPU-hours are
+    # priced (no idle can be), and the site says so instead of showing a capacity it cannot know.
+    site = _rows(run["con"], "select * from fct_owned_capacity_daily where site = 'lab'")
+    assert [(r["capacity_basis"], r["capacity_gpu_hours"], r["allocated_gpu_hours"], r["unallocated_gpu_hours"])
+            for r in site] == [("allocated only (no inventory)", None, 10, None)]
+    assert site[0]["allocated_cost"] == pytest.approx(Decimal("15"), abs=Decimal("1e-8"))
+    assert site[0]["capacity_cost"] is None and site[0]["idle_cost"] is None
 
 
 def test_no_price_and_no_provider_are_listed_with_reason_and_null_amount(run):
@@ -144,8 +152,10 @@ def test_no_price_and_no_provider_are_listed_with_reason_and_null_amount(run):
 
 
 def test_every_gpu_hour_once_and_priced_work_reaches_cost_lines_labelled(run):
-    total, = run["con"].execute("select sum(gpu_hours) from fct_unpriced_usage").fetchone()
+    total, = run["con"].execute("select sum(gpu_hours) from fct_off_bill_usage").fetchone()
     assert total == pytest.approx(6 + 6 + 10 + 2 + 1)
+    unpriced = run["con"].execute("select pricing_status, sum(gpu_hours) from fct_unpriced_usage group by 1").fetchall()
+    assert unpriced == [("unpriced", pytest.approx(2 + 1))]
     ledger = run["ledger"]
     lines = _rows(ledger, "select source_kind, component, amount, detail from intermediate.int_workload_cost_lines "
                           "where source_kind = 'slurm_job' order by amount")

@@ -52,6 +52,10 @@ shares as (
     from usage_weights
 ),
 
+shared_months as (
+    select distinct pool_id, gpu_model, period from shares
+),
+
 placed as (
     select
         monthly.site, monthly.pool_id, monthly.gpu_model, monthly.period, monthly.currency,
@@ -79,10 +83,10 @@ placed as (
     from monthly
     cross join policies
     left join pool_sites on pool_sites.pool_id = monthly.pool_id
-    where policies.idle_policy <> 'share_by_usage'
-       or not exists (select 1 from shares
-                      where shares.pool_id = monthly.pool_id and shares.gpu_model = monthly.gpu_model
-                        and shares.period = monthly.period)
+    left join shared_months
+        on shared_months.pool_id = monthly.pool_id and shared_months.gpu_model = monthly.gpu_model
+        and shared_months.period = monthly.period
+    where policies.idle_policy <> 'share_by_usage' or shared_months.pool_id is null
 ),
 
 final as (

@@ -134,11 +134,22 @@ media_people as (
     where coalesce(produced, 0) > 0
 ),
 
+owned_idle as (
+    -- The workload's share of its owned site's capacity nobody held (int_owned_idle_by_workload).
+    select 'production' as basis, workload_id, period, currency, 'idle_capacity' as component, amount,
+           'owned_idle' as source_kind, site || '|' || pool_id || '|' || gpu_model as source_ref,
+           'owned-hardware: idle capacity of site ' || site || ' (' || gpu_model || '), share '
+               || cast(share as string) || ' of the GPU-hours allocated there this month' as detail,
+           cast(null as string) as cause
+    from {{ ref('int_owned_idle_by_workload') }}
+),
+
 direct as (
     select * from gpu_work
     union all select * from api
     union all select * from billed
     union all select * from media_people
+    union all select * from owned_idle
 ),
 
 -- Days the workload was active: any day its priced GPU work, API requests, bill lines (every day of a

@@ -74,12 +74,17 @@ host_gpus as (
 ),
 
 -- Hosts where scheduler jobs or pods ran, with their pool (the pool with most job-hours on the host).
-scheduler_hosts as (
-    select node_key, scheduler || ':' || cluster as pool_id
+scheduler_host_pools as (
+    select node_key, scheduler || ':' || cluster as pool_id, count(*) as job_hours
     from job_hours
     where node_key is not null
     group by node_key, scheduler || ':' || cluster
-    qualify row_number() over (partition by node_key order by count(*) desc, scheduler || ':' || cluster) = 1
+),
+
+scheduler_hosts as (
+    select node_key, pool_id
+    from scheduler_host_pools
+    qualify row_number() over (partition by node_key order by job_hours desc, pool_id) = 1
 ),
 
 scheduler_host_hours as (
@@ -244,8 +249,9 @@ telemetry_rows as (
         on scheduler_host_hours.node_key = telemetry_gpus.host_key
         and scheduler_host_hours.hour_start = telemetry_gpus.hour_start
     left join scheduler_hosts on scheduler_hosts.node_key = telemetry_gpus.host_key
+    left join nodes as inventory_nodes on inventory_nodes.node_key = telemetry_gpus.host_key
     -- A scontrol node's GPUs are its pool's capacity; its telemetry only measures the jobs on it.
-    where not exists (select 1 from nodes where nodes.node_key = telemetry_gpus.host_key)
+    where inventory_nodes.node_key is null
 ),
 
 telemetry_owned as (

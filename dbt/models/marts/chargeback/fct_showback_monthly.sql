@@ -23,8 +23,9 @@ with chargeback_lines as (
 ),
 
 cost_lines as (
+    -- Bill lines and API requests are in the chargeback; owned idle is placed by idle_policy (owned_idle).
     select * from {{ ref('int_workload_cost_lines') }}
-    where source_kind not in ('bill_line', 'api_request')
+    where source_kind not in ('bill_line', 'api_request', 'owned_idle')
 ),
 
 workloads as (

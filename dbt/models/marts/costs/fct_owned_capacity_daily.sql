@@ -40,28 +40,38 @@ daily as (
     group by pool_sites.site, idle.pool_id, idle.gpu_model, cast(idle.hour_start as date)
 ),
 
+-- With no capacity record the capacity and the idle are unknown: NULL, never 0.
+known as (
+    select
+        daily.*,
+        daily.capacity_basis <> 'allocated only (no inventory)' as capacity_known
+    from daily
+),
+
 final as (
     select
-        daily.site,
-        daily.pool_id,
-        daily.gpu_model,
-        daily.day,
-        daily.capacity_basis,
-        daily.capacity_gpu_hours,
-        daily.allocated_gpu_hours,
-        daily.unallocated_gpu_hours,
-        daily.over_allocation_gpu_hours,
+        known.site,
+        known.pool_id,
+        known.gpu_model,
+        known.day,
+        known.capacity_basis,
+        case when known.capacity_known then known.capacity_gpu_hours end as capacity_gpu_hours,
+        known.allocated_gpu_hours,
+        case when known.capacity_known then known.unallocated_gpu_hours end as unallocated_gpu_hours,
+        known.over_allocation_gpu_hours,
         rates.rate_per_gpu_hour,
         coalesce(rates.currency, 'USD') as currency,
-        {{ money('daily.capacity_gpu_hours * rates.rate_per_gpu_hour') }} as capacity_cost,
-        {{ money('daily.priced_allocated_gpu_hours * rates.rate_per_gpu_hour') }} as allocated_cost,
-        {{ money('daily.unallocated_gpu_hours * rates.rate_per_gpu_hour') }} as idle_cost,
+        case when known.capacity_known
+             then {{ money('known.capacity_gpu_hours * rates.rate_per_gpu_hour') }} end as capacity_cost,
+        {{ money('known.priced_allocated_gpu_hours * rates.rate_per_gpu_hour') }} as allocated_cost,
+        case when known.capacity_known
+             then {{ money('known.unallocated_gpu_hours * rates.rate_per_gpu_hour') }} end as idle_cost,
         case
-            when rates.site is null then 'GPU model ' || daily.gpu_model || ' is not in the GPU catalog'
+            when rates.site is null then 'GPU model ' || known.gpu_model || ' is not in the GPU catalog'
             when rates.rate_per_gpu_hour is null then 'owned_hardware policy has no ' || rates.missing_inputs
         end as unpriced_reason
-    from daily
-    left join rates on rates.site = daily.site and rates.gpu_model = daily.gpu_model
+    from known
+    left join rates on rates.site = known.site and rates.gpu_model = known.gpu_model
 )
 
 select * from final
