@@ -76,6 +76,7 @@ placed as (
              else '(idle)' end as team_id,
         case when policies.idle_policy = 'owner_team' and {{ json_text('pool_sites.site_policy', "'owner_team'") }} is not null
                  then 'owner_team'
+             when policies.idle_policy = 'owner_team' then 'owner_team: the site names no owner_team'
              when policies.idle_policy = 'share_by_usage' then 'share_by_usage: nobody held a GPU this month'
              else 'separate' end as method,
         monthly.gpu_hours,
