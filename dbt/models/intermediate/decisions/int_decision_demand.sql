@@ -1,9 +1,17 @@
--- Demand and today's cost per registry workload, from production: the latest production month
--- of fct_workload_unit_cost in USD (accepted outputs, all-in cost, unit cost and the pieces the
--- candidates reuse). A registry assumption `expected_monthly_outputs` overrides the demand (the
--- row says so). Workloads with no production month keep a row with null demand and the reason.
+-- Demand and today's cost per registry workload on one horizon: a calendar month of the latest
+-- production month of fct_workload_unit_cost in USD (docs/cost_model.md, "Stage-4 candidates").
+-- A few observed days are not a month: comparing their cost with a candidate billed every hour of a
+-- month made every candidate look 10x dearer. So both sides are put on the same month:
+--   days_observed   days with accepted outputs in the quality-filter export of that month, else
+--                   days touched by the workload's training, eval or media runs
+--   always-on and scheduled-batch workloads are extrapolated at their observed daily rate:
+--     monthly demand     = accepted outputs / days_observed x days_in_month
+--     today monthly cost = all-in cost / days_observed x days_in_month (its run-rate)
+--   experiment and seasonal-burst workloads keep the observed month (a run or a burst is not daily)
+-- A registry assumption `expected_monthly_outputs` overrides the demand (the row says so) and scales
+-- today's cost with it. Workloads with no production month keep a row with null demand and the reason.
 with workloads as (
-    select workload_id, workload_type, assumptions from {{ ref('stg_registry__workloads') }}
+    select workload_id, workload_type, operating_mode, assumptions from {{ ref('stg_registry__workloads') }}
 ),
 
 production as (
@@ -13,27 +21,116 @@ production as (
     qualify row_number() over (partition by workload_id order by period desc) = 1
 ),
 
-final as (
+lines as (
+    -- Today's compute and labour, kept apart so candidates replace the compute and keep the rest.
+    select lines.workload_id, lines.period,
+           sum(case when lines.component in ('gpu_compute', 'api_usage', 'idle_capacity', 'retry_waste', 'failure_waste')
+                    then lines.amount else 0 end) as compute_cost,
+           sum(case when lines.component = 'platform_labor' then lines.amount else 0 end) as platform_labor
+    from {{ ref('int_workload_cost_lines') }} as lines
+    where lines.basis = 'production' and lines.currency = 'USD'
+    group by lines.workload_id, lines.period
+),
+
+output_days as (
+    select workload_id, date_trunc('month', day) as period, day
+    from {{ ref('stg_benchmarks__quality_outcomes') }}
+    where accepted > 0
+),
+
+run_days as (
+    select workload_id, date_trunc('month', cast(started_at as date)) as period, cast(started_at as date) as day
+    from (
+        select workload_id, started_at from {{ ref('stg_benchmarks__training_runs') }}
+        union all select workload_id, started_at from {{ ref('stg_benchmarks__eval_runs') }}
+        union all select workload_id, started_at from {{ ref('stg_benchmarks__media_batches') }}
+    ) as runs
+    where workload_id is not null and started_at is not null
+),
+
+observed as (
+    -- Joins, not correlated subqueries: Spark plans these.
+    select production.workload_id,
+           count(distinct output_days.day) as output_days,
+           count(distinct run_days.day) as run_days
+    from production
+    left join output_days
+        on output_days.workload_id = production.workload_id and cast(output_days.period as date) = production.period
+    left join run_days
+        on run_days.workload_id = production.workload_id and cast(run_days.period as date) = production.period
+    group by production.workload_id
+),
+
+shaped as (
     select
         workloads.workload_id,
         workloads.workload_type,
+        workloads.operating_mode,
         production.period as today_period,
-        production.all_in_cost as today_monthly_cost,
+        production.all_in_cost as today_period_cost,
         production.effective_unit_cost as today_unit_cost,
         production.accepted_outputs as today_accepted_outputs,
-        production.platform_labor as today_platform_labor,
-        coalesce(cast({{ json_text('workloads.assumptions', "'expected_monthly_outputs'") }} as double),
-                 cast(production.accepted_outputs as double)) as monthly_accepted_demand,
-        case
-            when {{ json_text('workloads.assumptions', "'expected_monthly_outputs'") }} is not null
-                then 'registry expected_monthly_outputs'
-            when production.workload_id is not null
-                then 'production ' || cast(production.period as string) || ': ' || production.output_basis
-        end as demand_basis,
-        case when production.workload_id is null then 'no production month in fct_workload_unit_cost' end
-            as demand_missing_reason
+        production.output_basis,
+        lines.compute_cost as today_period_compute_cost,
+        lines.platform_labor as today_period_platform_labor,
+        cast(day(last_day(production.period)) as integer) as days_in_month,
+        case when observed.output_days > 0 then observed.output_days
+             when observed.run_days > 0 then observed.run_days end as days_observed,
+        cast({{ json_text('workloads.assumptions', "'expected_monthly_outputs'") }} as double) as expected_monthly_outputs,
+        production.workload_id is not null as has_production
     from workloads
     left join production using (workload_id)
+    left join observed using (workload_id)
+    left join lines on lines.workload_id = production.workload_id and lines.period = production.period
+),
+
+scaled as (
+    select
+        shaped.*,
+        case when not has_production then null
+             when expected_monthly_outputs is not null
+                 then expected_monthly_outputs / nullif(cast(today_accepted_outputs as double), 0)
+             when operating_mode in ('always-on', 'scheduled batch') and days_observed is not null
+                 then cast(days_in_month as double) / days_observed
+             else 1.0 end as extrapolation_factor,
+        case when not has_production then null
+             when expected_monthly_outputs is not null then 'registry expected_monthly_outputs'
+             when operating_mode in ('always-on', 'scheduled batch') and days_observed is not null
+                 then 'daily run-rate: x ' || cast(days_in_month as string) || '/' || cast(days_observed as string)
+                      || ' (' || operating_mode || ': accepted outputs and cost per observed day x days in the month)'
+             when operating_mode in ('always-on', 'scheduled batch')
+                 then 'observed month as is (no dated outputs or runs to find the observed days)'
+             else 'observed month as is (' || operating_mode || ': runs and bursts are not daily)' end as demand_extrapolation
+    from shaped
+),
+
+final as (
+    select
+        workload_id,
+        workload_type,
+        operating_mode,
+        today_period,
+        days_observed,
+        days_in_month,
+        days_in_month * 24 as hours_in_month,
+        round(extrapolation_factor, 6) as extrapolation_factor,
+        demand_extrapolation,
+        today_period_cost,
+        today_accepted_outputs,
+        -- Scaling by an exact ratio of integers keeps the money exact to 12 decimals.
+        {{ money('round(cast(today_period_cost as double) * extrapolation_factor, 6)') }} as today_monthly_cost,
+        {{ money('round(cast(coalesce(today_period_compute_cost, 0) as double) * extrapolation_factor, 6)') }}
+            as today_compute_monthly,
+        {{ money('round(cast(coalesce(today_period_platform_labor, 0) as double) * extrapolation_factor, 6)') }}
+            as today_platform_labor,
+        today_unit_cost,
+        cast(today_accepted_outputs as double) * extrapolation_factor as monthly_accepted_demand,
+        case when has_production then
+            'production ' || cast(today_period as string) || ': ' || output_basis || '; ' || demand_extrapolation
+        end as demand_basis,
+        case when not has_production then 'no production month in fct_workload_unit_cost' end
+            as demand_missing_reason
+    from scaled
 )
 
 select * from final

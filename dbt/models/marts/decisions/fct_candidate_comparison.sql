@@ -1,16 +1,20 @@
 -- Stage 4 of the guide, per registry workload: one row per candidate one can actually rent, sized
--- to the workload's production demand and compared with what the workload costs today
--- (docs/cost_model.md, "Stage-4 candidates").
---   route_kind 'current'          today's production cost (fct_workload_unit_cost), the baseline
+-- to the workload's monthly demand and compared with what the workload costs today on the same month
+-- (docs/cost_model.md, "Stage-4 candidates"; int_decision_demand puts both on one horizon).
+--   route_kind 'current'          today's run-rate for the month (the baseline)
+--   route_kind 'today_shape'      today's own instances (provider, type, count, price as billed) priced
+--                                 by this model: the back-test, its gap to 'current' in backtest_gap_pct
 --   route_kind 'gpu'              whole instances of a rentable shape (int_decision_instance_offers):
---                                 gpu_count = instances x gpus_per_instance, cost = instances x price
---                                 per instance-hour x hours; a tensor-parallel group stays inside one
---                                 instance unless the network allows multi-node (EFA / InfiniBand)
+--                                 serving workloads sized by measured goodput at the SLO and by memory at
+--                                 the concurrency split over the replicas; run-priced workloads
+--                                 (training, media, evals) from their own runs' GPU-hours per output
 --   route_kind 'api'              a model API route of the registry (benchmark_match.api_routes)
 --   route_kind 'missing_evidence' no throughput evidence for GPU candidates: names the benchmark to run
--- Gates: memory margin (fct_memory_fit at production concurrency >= policy threshold), latency SLO
--- (TTFT, TPOT, e2e at the workload percentile) and quality acceptance (>= policy
--- quality_acceptance_min), each with its outcome and evidence label. Only eligible rows are ranked.
+-- Gates: memory margin (>= policy threshold at the sessions each replica holds), latency SLO (TTFT,
+-- TPOT, e2e at the workload percentile; each failed one shows value/target) and quality acceptance.
+-- Status: a route that passes every gate and costs less than today is eligible and ranked; one that
+-- passes but costs as much or more is 'costs more' (never recommended); one that fails only for a
+-- missing measurement is 'eligible pending evidence' with the benchmark to run.
 with workloads as (
     select * from {{ ref('stg_registry__workloads') }}
 ),
@@ -40,124 +44,387 @@ extras as (
 ),
 
 runs as (
+    -- The workload's own serving runs, and serving runs of the same model made for another workload
+    -- (analogue: another request shape). Own runs always rank first.
     select runs.*,
+           workloads.workload_id as for_workload_id,
+           runs.workload_id = workloads.workload_id as is_own_run,
            runs.accepted / runs.duration_s * 3600.0 as goodput_per_hour,
            coalesce(runs.failed, 0) / nullif(coalesce(runs.completed, 0) + coalesce(runs.failed, 0), 0) as failed_share,
            runs.accepted >= runs.produced * case when workloads.slo_percentile = 'p99' then 0.99 else 0.95 end as run_meets_slo
     from {{ ref('fct_benchmark_runs') }} as runs
-    inner join workloads using (workload_id)
+    inner join workloads
+        on runs.workload_id = workloads.workload_id
+        or (runs.workload_id is not null and runs.model_id = workloads.model_name
+            and workloads.workload_type in ('real-time inference', 'batch inference', 'embedding'))
     where runs.gpu_model is not null and runs.gpu_count > 0 and runs.duration_s > 0 and runs.accepted > 0
 ),
 
-reference as (
-    -- The workload's own serving benchmark: the run that met the SLO with latency recorded and the
-    -- highest goodput. Its GPU is the measured point the other shapes are projected from.
-    select runs.*, gpus.memory_bandwidth_gbs as ref_bandwidth
+ranked_runs as (
+    -- The best serving run: own before analogue, SLO met, latency recorded, highest goodput.
+    select runs.*, gpus.memory_bandwidth_gbs as run_bandwidth,
+           row_number() over (
+               partition by runs.for_workload_id, runs.gpu_model
+               order by is_own_run desc, run_meets_slo desc, (ttft_ms_p95 is not null) desc, goodput_per_hour desc, run_id
+           ) as rank_on_gpu,
+           row_number() over (
+               partition by runs.for_workload_id
+               order by is_own_run desc, run_meets_slo desc, (ttft_ms_p95 is not null) desc, goodput_per_hour desc, run_id
+           ) as rank_overall
     from runs
     inner join {{ ref('dim_gpu') }} as gpus on gpus.gpu_model = runs.gpu_model
-    qualify row_number() over (
-        partition by runs.workload_id
-        order by run_meets_slo desc, (ttft_ms_p95 is not null) desc, goodput_per_hour desc, run_id
-    ) = 1
 ),
 
-fit as (
-    select workload_id, gpu_model, gpu_count, margin_pct
+measured_on_gpu as (
+    -- Measured beats projected: a GPU the workload's model was served on uses that run.
+    select ranked_runs.*, for_workload_id as decision_workload_id from ranked_runs where rank_on_gpu = 1
+),
+
+reference as (
+    -- Only GPUs without a measured run are projected, from the workload's best run by memory bandwidth.
+    select ranked_runs.*, for_workload_id as decision_workload_id from ranked_runs where rank_overall = 1
+),
+
+fit_one_session as (
+    -- Memory at one session per shape; every further session adds one session's KV cache.
+    select workload_id, gpu_model, gpu_count, required_gb, kv_cache_gb as kv_gb_per_session, available_gb
     from {{ ref('fct_memory_fit') }}
-    where is_production_concurrency
+    where concurrency = 1
+),
+
+production_concurrency as (
+    select workload_id, cast(coalesce(concurrency, 1) as integer) as sessions from workloads
+),
+
+billed_shapes as (
+    -- Today's own instances: the GPU instance type billed most hours to the workload in its demand
+    -- month, how many ran at once, and the effective rate it was billed per instance-hour.
+    select mapped.workload_id, mapped.provider, mapped.instance_type, mapped.gpu_model,
+           cast(max(mapped.gpu_count) as integer) as gpus_per_instance,
+           sum(mapped.billed_gpu_hours / mapped.gpu_count) as instance_hours
+    from {{ ref('int_gpu_billing_hours_mapped') }} as mapped
+    inner join demand
+        on demand.workload_id = mapped.workload_id
+        and cast(date_trunc('month', mapped.hour_start) as date) = demand.today_period
+    where mapped.gpu_model is not null and mapped.gpu_count >= 1 and mapped.instance_type is not null
+    group by mapped.workload_id, mapped.provider, mapped.instance_type, mapped.gpu_model
+),
+
+billed_concurrent as (
+    select mapped.workload_id, mapped.instance_type, max(instances_in_hour) as instances
+    from (
+        select workload_id, instance_type, hour_start, count(distinct resource_id) as instances_in_hour
+        from {{ ref('int_gpu_billing_hours_mapped') }}
+        where workload_id is not null
+        group by workload_id, instance_type, hour_start
+    ) as mapped
+    group by mapped.workload_id, mapped.instance_type
+),
+
+billed_cost as (
+    select keys.workload_id, keys.instance_type,
+           sum(cast(focus.EffectiveCost as double)) as effective_cost,
+           max(focus.PricingCategory) as pricing_category
+    from (
+        select distinct workload_id, instance_type, x_charge_key
+        from {{ ref('int_gpu_billing_hours_mapped') }}
+        where workload_id is not null
+    ) as keys
+    inner join {{ ref('ledger_focus') }} as focus on focus.x_charge_key = keys.x_charge_key
+    group by keys.workload_id, keys.instance_type
+),
+
+today_shape_offers as (
+    select billed_shapes.workload_id, billed_shapes.provider, billed_shapes.instance_type,
+           cast(null as string) as region, billed_shapes.gpu_model, billed_shapes.gpus_per_instance,
+           gpus.memory_gb as gpu_memory_gb, gpus.memory_bandwidth_gbs,
+           round(billed_cost.effective_cost / billed_shapes.instance_hours, 6) as price_per_instance_hour,
+           case when billed_shapes.gpus_per_instance = 1 then 'none (single GPU)'
+                else coalesce(gpus.interconnect, 'unknown') end as intra_node_interconnect,
+           'as billed today' as inter_node_network,
+           true as multi_node_allowed,
+           cast(billed_concurrent.instances as integer) as today_instances,
+           billed_shapes.instance_hours as today_instance_hours,
+           'as billed (' || coalesce(billed_cost.pricing_category, 'unknown') || ')' as pricing_category,
+           true as is_today_shape
+    from billed_shapes
+    inner join billed_concurrent using (workload_id, instance_type)
+    inner join billed_cost using (workload_id, instance_type)
+    inner join {{ ref('dim_gpu') }} as gpus on gpus.gpu_model = billed_shapes.gpu_model
+    where billed_shapes.instance_hours > 0 and billed_cost.effective_cost > 0
+    qualify row_number() over (partition by billed_shapes.workload_id
+                               order by billed_shapes.instance_hours desc, billed_shapes.instance_type) = 1
+),
+
+all_offers as (
+    select reference.decision_workload_id as workload_id, offers.provider, offers.instance_type, offers.region, offers.gpu_model,
+           offers.gpus_per_instance, offers.gpu_memory_gb, offers.memory_bandwidth_gbs,
+           cast(offers.price_per_instance_hour as double) as price_per_instance_hour,
+           offers.intra_node_interconnect, offers.inter_node_network, offers.multi_node_allowed,
+           cast(null as integer) as today_instances, cast(null as double) as today_instance_hours,
+           'on-demand' as pricing_category, false as is_today_shape
+    from reference
+    cross join {{ ref('int_decision_instance_offers') }} as offers
+    union all
+    select t.workload_id, t.provider, t.instance_type, t.region, t.gpu_model, t.gpus_per_instance,
+           t.gpu_memory_gb, t.memory_bandwidth_gbs, t.price_per_instance_hour, t.intra_node_interconnect,
+           t.inter_node_network, t.multi_node_allowed, t.today_instances, t.today_instance_hours, t.pricing_category,
+           t.is_today_shape
+    from today_shape_offers as t
 ),
 
 shapes as (
     select
-        reference.workload_id,
-        offers.*,
-        fit_one.margin_pct as margin_one_instance,
-        fit_two.margin_pct as margin_two_instances,
-        case when fit_one.margin_pct >= policies.memory_margin_min_pct then 1
-             when offers.multi_node_allowed and fit_two.margin_pct >= policies.memory_margin_min_pct then 2
-             else 1 end as instances_per_replica,
-        reference.run_id, reference.provider as ref_provider, reference.gpu_model as ref_gpu_model,
-        reference.gpu_count as ref_gpu_count, reference.ref_bandwidth, reference.goodput_per_hour as ref_goodput,
-        reference.failed_share, reference.ttft_ms_p95 as ref_ttft, reference.tpot_ms_p95 as ref_tpot,
-        reference.e2el_ms_p95 as ref_e2el
-    from reference
-    cross join {{ ref('int_decision_instance_offers') }} as offers
+        all_offers.*,
+        policies.memory_margin_min_pct,
+        production_concurrency.sessions as production_sessions,
+        -- Sessions one replica holds at the margin threshold, on one instance and on two.
+        case when fit_one.kv_gb_per_session > 0
+             then floor((fit_one.available_gb * (1 - policies.memory_margin_min_pct / 100.0)
+                         - (fit_one.required_gb - fit_one.kv_gb_per_session)) / fit_one.kv_gb_per_session)
+             when fit_one.required_gb is not null
+                  and fit_one.required_gb <= fit_one.available_gb * (1 - policies.memory_margin_min_pct / 100.0)
+                 then 1e9 end as sessions_one_instance,
+        case when fit_two.kv_gb_per_session > 0
+             then floor((fit_two.available_gb * (1 - policies.memory_margin_min_pct / 100.0)
+                         - (fit_two.required_gb - fit_two.kv_gb_per_session)) / fit_two.kv_gb_per_session)
+             when fit_two.required_gb is not null
+                  and fit_two.required_gb <= fit_two.available_gb * (1 - policies.memory_margin_min_pct / 100.0)
+                 then 1e9 end as sessions_two_instances,
+        fit_one.required_gb as required_one, fit_one.kv_gb_per_session as kv_one, fit_one.available_gb as available_one,
+        fit_two.required_gb as required_two, fit_two.kv_gb_per_session as kv_two, fit_two.available_gb as available_two,
+        coalesce(measured.run_id, reference.run_id) as run_id,
+        coalesce(measured.is_own_run, reference.is_own_run) as src_is_own,
+        measured.run_id is not null as measured_gpu,
+        coalesce(measured.gpu_count, reference.gpu_count) as src_gpu_count,
+        coalesce(measured.run_bandwidth, reference.run_bandwidth) as src_bandwidth,
+        coalesce(measured.gpu_model, reference.gpu_model) as src_gpu_model,
+        coalesce(measured.goodput_per_hour, reference.goodput_per_hour) as src_goodput,
+        case when measured.run_id is not null then measured.failed_share else reference.failed_share end as failed_share,
+        case when measured.run_id is not null then measured.ttft_ms_p95 else reference.ttft_ms_p95 end as src_ttft,
+        case when measured.run_id is not null then measured.tpot_ms_p95 else reference.tpot_ms_p95 end as src_tpot,
+        case when measured.run_id is not null then measured.e2el_ms_p95 else reference.e2el_ms_p95 end as src_e2el
+    from all_offers
+    left join reference on reference.decision_workload_id = all_offers.workload_id
+    left join measured_on_gpu as measured
+        on measured.decision_workload_id = all_offers.workload_id and measured.gpu_model = all_offers.gpu_model
+    inner join production_concurrency on production_concurrency.workload_id = all_offers.workload_id
     cross join policies
-    left join fit as fit_one
-        on fit_one.workload_id = reference.workload_id and fit_one.gpu_model = offers.gpu_model
-        and fit_one.gpu_count = offers.gpus_per_instance
-    left join fit as fit_two
-        on fit_two.workload_id = reference.workload_id and fit_two.gpu_model = offers.gpu_model
-        and fit_two.gpu_count = 2 * offers.gpus_per_instance and offers.multi_node_allowed
+    left join fit_one_session as fit_one
+        on fit_one.workload_id = all_offers.workload_id and fit_one.gpu_model = all_offers.gpu_model
+        and fit_one.gpu_count = all_offers.gpus_per_instance
+    left join fit_one_session as fit_two
+        on fit_two.workload_id = all_offers.workload_id and fit_two.gpu_model = all_offers.gpu_model
+        and fit_two.gpu_count = 2 * all_offers.gpus_per_instance and all_offers.multi_node_allowed
+),
+
+per_replica as (
+    select
+        shapes.*,
+        case when coalesce(sessions_one_instance, 0) >= 1 then 1
+             when multi_node_allowed and coalesce(sessions_two_instances, 0) >= 1 then 2
+             else 1 end as instances_per_replica
+    from shapes
 ),
 
 gpu_sized as (
     select
-        shapes.*,
+        per_replica.*,
         instances_per_replica * gpus_per_instance as replica_gpus,
-        case when instances_per_replica = 2 then margin_two_instances else margin_one_instance end as memory_margin_pct,
-        case when gpu_model = ref_gpu_model and provider = ref_provider and instances_per_replica * gpus_per_instance = ref_gpu_count
-                 then 'measured'
-             when gpu_model = ref_gpu_model then 'same_gpu'
+        case when instances_per_replica = 2 then sessions_two_instances else sessions_one_instance end as sessions_fit,
+        case when run_id is null then 'missing'
+             when not src_is_own then 'analogue'
+             when measured_gpu and instances_per_replica * gpus_per_instance = src_gpu_count then 'measured'
+             when measured_gpu then 'same_gpu'
              else 'projected' end as evidence,
-        -- Decode is memory-bandwidth bound: goodput scales with the replica's aggregate bandwidth.
-        ref_goodput * (instances_per_replica * gpus_per_instance * memory_bandwidth_gbs)
-            / nullif(ref_gpu_count * ref_bandwidth, 0) as goodput_per_replica_hour,
-        -- Decode latency scales inversely with the replica's aggregate memory bandwidth (1 when measured).
-        (ref_gpu_count * ref_bandwidth) / nullif(instances_per_replica * gpus_per_instance * memory_bandwidth_gbs, 0)
+        -- Decode is memory-bandwidth bound: goodput scales with the replica's aggregate bandwidth
+        -- (1 for the measured shape; a GPU-count ratio on a measured GPU).
+        src_goodput * (instances_per_replica * gpus_per_instance * memory_bandwidth_gbs)
+            / nullif(src_gpu_count * src_bandwidth, 0) as goodput_per_replica_hour,
+        (src_gpu_count * src_bandwidth) / nullif(instances_per_replica * gpus_per_instance * memory_bandwidth_gbs, 0)
             as latency_scale
-    from shapes
+    from per_replica
 ),
 
-gpu_rows as (
+gpu_replicas as (
     select
-        gpu_sized.workload_id,
-        'gpu' as route_kind,
-        gpu_sized.provider || ' ' || instance_type || ' (' || cast(gpus_per_instance as string) || 'x ' || gpu_model
-            || ') x' || cast(
-                case when workloads.operating_mode = 'always-on'
-                     then instances_per_replica * cast(greatest(1, ceil(demand.monthly_accepted_demand
-                          / coalesce(quality.quality_acceptance, 1)
-                          / (goodput_per_replica_hour * policies.hours_per_month * policies.serving_target_utilisation))) as bigint)
-                     else instances_per_replica end as string) as candidate,
-        gpu_sized.provider, instance_type, gpu_model, gpus_per_instance, intra_node_interconnect, inter_node_network,
-        case when workloads.operating_mode = 'always-on'
-             then instances_per_replica * cast(greatest(1, ceil(demand.monthly_accepted_demand
-                  / coalesce(quality.quality_acceptance, 1)
-                  / (goodput_per_replica_hour * policies.hours_per_month * policies.serving_target_utilisation))) as bigint)
-             else instances_per_replica end as instances,
-        price_per_instance_hour,
-        -- Always-on endpoints are billed every hour; batch/experiment shapes only for the hours the
-        -- demand needs at the projected goodput.
-        case when workloads.operating_mode = 'always-on' then policies.hours_per_month
-             else least(policies.hours_per_month, demand.monthly_accepted_demand / coalesce(quality.quality_acceptance, 1)
-                        / goodput_per_replica_hour) end as billed_hours,
-        demand.monthly_accepted_demand as accepted_outputs,
-        coalesce(quality.quality_acceptance, 1) as quality_acceptance,
-        case when quality.quality_acceptance is null then 'missing' else 'assumed' end as quality_evidence,
-        failed_share,
-        ref_ttft * latency_scale as ttft_ms_p95,
-        ref_tpot * latency_scale as tpot_ms_p95,
-        ref_e2el * latency_scale as p95_latency_ms,
-        memory_margin_pct,
-        evidence,
-        evidence as latency_evidence,
-        extras.storage_network,
-        {{ money('coalesce(demand.today_platform_labor, 0)') }} as platform_labor,
-        'goodput ' || case when evidence = 'measured' then 'measured (run ' || run_id || ')'
-                           else 'projected from run ' || run_id || ' (' || ref_gpu_model || ' x'
-                                || cast(ref_gpu_count as string) || ') by memory bandwidth' end
-            || '; ' || cast(instances_per_replica as string) || ' instance(s) per replica'
-            || case when instances_per_replica = 2 then ' over ' || inter_node_network || ' (multi-node)' else '' end
-            || '; interconnect ' || intra_node_interconnect || '; network ' || inter_node_network
-            || '; quality acceptance assumed from production (same model and precision)' as notes
+        gpu_sized.*,
+        demand.monthly_accepted_demand, demand.hours_in_month, demand.extrapolation_factor,
+        coalesce(quality.quality_acceptance, 1) as production_quality,
+        quality.quality_acceptance is not null as has_quality,
+        workloads.operating_mode,
+        case when is_today_shape then greatest(1, cast(today_instances / instances_per_replica as integer))
+             when workloads.operating_mode = 'always-on' then cast(greatest(1,
+                 ceil(demand.monthly_accepted_demand / coalesce(quality.quality_acceptance, 1)
+                      / (goodput_per_replica_hour * demand.hours_in_month * policies.serving_target_utilisation)),
+                 case when sessions_fit >= 1 then ceil(production_sessions / sessions_fit) else 1 end) as bigint)
+             else 1 end as replicas
     from gpu_sized
     inner join workloads using (workload_id)
     inner join demand using (workload_id)
     cross join policies
     left join quality using (workload_id)
-    left join extras using (workload_id)
-    where goodput_per_replica_hour > 0 and demand.monthly_accepted_demand is not null
+    where (goodput_per_replica_hour > 0 or is_today_shape) and demand.monthly_accepted_demand is not null
+),
+
+gpu_rows as (
+    select
+        gpu_replicas.workload_id,
+        case when is_today_shape then 'today_shape' else 'gpu' end as route_kind,
+        case when is_today_shape then 'today''s shape: ' else '' end
+            || provider || ' ' || instance_type || ' (' || cast(gpus_per_instance as string) || 'x ' || gpu_model
+            || ') x' || cast(case when is_today_shape then today_instances else replicas * instances_per_replica end as string)
+            as candidate,
+        provider, instance_type, gpu_model, gpus_per_instance, intra_node_interconnect, inter_node_network,
+        cast(case when is_today_shape then today_instances else replicas * instances_per_replica end as bigint) as instances,
+        price_per_instance_hour,
+        -- Always-on endpoints are billed every hour of the month; batch and experiment shapes the hours
+        -- the demand needs (today's shape: its billed hours at the month's run-rate).
+        case when operating_mode = 'always-on' then hours_in_month
+             when is_today_shape then least(hours_in_month, today_instance_hours / today_instances * extrapolation_factor)
+             else least(hours_in_month, monthly_accepted_demand / production_quality / goodput_per_replica_hour) end
+            as billed_hours,
+        pricing_category,
+        monthly_accepted_demand as accepted_outputs,
+        production_quality as quality_acceptance,
+        case when has_quality then 'assumed' else 'missing' end as quality_evidence,
+        failed_share,
+        src_ttft * latency_scale as ttft_ms_p95,
+        src_tpot * latency_scale as tpot_ms_p95,
+        src_e2el * latency_scale as p95_latency_ms,
+        case when operating_mode = 'always-on' then cast(ceil(production_sessions / cast(replicas as double)) as integer)
+             else production_sessions end as sessions_per_replica,
+        evidence,
+        evidence as latency_evidence,
+        case evidence when 'measured' then cast(null as string)
+             else 'a serving benchmark (vLLM/guidellm goodput, TTFT/TPOT at p95) of the workload''s model on '
+                  || cast(instances_per_replica * gpus_per_instance as string) || 'x ' || gpu_model end
+            as evidence_to_run,
+        required_one, kv_one, available_one, required_two, kv_two, available_two, instances_per_replica,
+        'goodput ' || case when evidence = 'missing' then 'not benchmarked: today''s instances priced as billed, latency unknown'
+                           when evidence = 'analogue' then 'from a serving run of the same model for another workload (run '
+                                || run_id || ', ' || src_gpu_model || ' x' || cast(src_gpu_count as string)
+                                || ', another request shape), scaled by memory bandwidth'
+                           when evidence = 'measured' then 'measured (run ' || run_id || ')'
+                           when evidence = 'same_gpu' then 'measured on ' || src_gpu_model || ' x' || cast(src_gpu_count as string)
+                                || ' (run ' || run_id || '), scaled by GPU count'
+                           else 'projected from run ' || run_id || ' (' || src_gpu_model || ' x'
+                                || cast(src_gpu_count as string) || ') by memory bandwidth' end
+            || '; ' || cast(replicas as string) || ' replica(s) of ' || cast(instances_per_replica as string) || ' instance(s)'
+            || case when instances_per_replica = 2 then ' over ' || inter_node_network || ' (multi-node)' else '' end
+            || '; interconnect ' || intra_node_interconnect || '; network ' || inter_node_network
+            || '; quality acceptance assumed from production (same model and precision)' as notes
+    from gpu_replicas
+),
+
+gpu_rows_fit as (
+    select gpu_rows.*,
+           case when instances_per_replica = 2
+                then 100 * (available_two - (required_two + kv_two * (sessions_per_replica - 1))) / available_two
+                else 100 * (available_one - (required_one + kv_one * (sessions_per_replica - 1))) / available_one
+           end as memory_margin_raw
+    from gpu_rows
+),
+
+own_work as (
+    -- Run-priced workloads (training, fine-tuning, media, evals): GPU-hours per accepted output from
+    -- their own runs, failed runs included (their hours stay in the numerator).
+    select workload_id, gpu_model, provider, max(gpu_count) as job_gpus,
+           sum(gpu_hours) as gpu_hours, sum(accepted) as accepted, count(*) as runs
+    from (
+        select workload_id, gpu_model, provider, gpu_count, gpu_count * wall_hours as gpu_hours,
+               case when reached_target then 1 else 0 end as accepted
+        from {{ ref('stg_benchmarks__training_runs') }}
+        union all
+        select workload_id, gpu_model, provider, gpu_count, gpu_count * wall_hours,
+               case when outcome = 'completed' then 1 else 0 end
+        from {{ ref('stg_benchmarks__eval_runs') }}
+        union all
+        select workload_id, gpu_model, cast(null as string), gpu_count, gpu_hours, accepted
+        from {{ ref('stg_benchmarks__media_batches') }}
+    ) as work
+    where workload_id is not null and gpu_model is not null and gpu_count > 0 and gpu_hours > 0
+    group by workload_id, gpu_model, provider
+),
+
+own_work_best as (
+    select own_work.*, own_work.gpu_hours / own_work.accepted as gpu_hours_per_output,
+           gpus.bf16_dense_tflops as own_tflops
+    from own_work
+    inner join {{ ref('dim_gpu') }} as gpus on gpus.gpu_model = own_work.gpu_model
+    where own_work.accepted > 0
+    qualify row_number() over (partition by own_work.workload_id
+                               order by own_work.gpu_hours / own_work.accepted, own_work.gpu_model) = 1
+),
+
+work_rows as (
+    select
+        own.workload_id,
+        'gpu' as route_kind,
+        offers.provider || ' ' || offers.instance_type || ' (' || cast(offers.gpus_per_instance as string) || 'x '
+            || offers.gpu_model || ') x' || cast(cast(ceil(own.job_gpus / cast(offers.gpus_per_instance as double)) as bigint) as string)
+            as candidate,
+        offers.provider, offers.instance_type, offers.gpu_model, offers.gpus_per_instance,
+        offers.intra_node_interconnect, offers.inter_node_network,
+        cast(ceil(own.job_gpus / cast(offers.gpus_per_instance as double)) as bigint) as instances,
+        cast(offers.price_per_instance_hour as double) as price_per_instance_hour,
+        -- The job keeps its GPU count; its wall hours scale with compute (BF16 dense TFLOPS) on another GPU.
+        demand.monthly_accepted_demand * own.gpu_hours_per_output / own.job_gpus
+            * case when offers.gpu_model = own.gpu_model then 1.0
+                   else cast(own.own_tflops as double) / cast(gpus.bf16_dense_tflops as double) end as billed_hours,
+        'on-demand' as pricing_category,
+        demand.monthly_accepted_demand as accepted_outputs,
+        cast(1.0 as double) as quality_acceptance,
+        'assumed' as quality_evidence,
+        cast(0 as double) as failed_share,
+        cast(null as double) as ttft_ms_p95, cast(null as double) as tpot_ms_p95, cast(null as double) as p95_latency_ms,
+        1 as sessions_per_replica,
+        case when offers.gpu_model = own.gpu_model and offers.provider = own.provider then 'measured'
+             when offers.gpu_model = own.gpu_model then 'same_gpu'
+             else 'projected' end as evidence,
+        case when offers.gpu_model = own.gpu_model then 'measured' else 'projected' end as latency_evidence,
+        case when offers.gpu_model = own.gpu_model and offers.provider = own.provider then cast(null as string)
+             else 'a run of the workload on ' || offers.provider || ' ' || offers.instance_type
+                  || ' (GPU-hours per accepted output, acceptance)' end as evidence_to_run,
+        fit.required_gb as required_one, fit.kv_gb_per_session as kv_one, fit.available_gb as available_one,
+        cast(null as double) as required_two, cast(null as double) as kv_two, cast(null as double) as available_two,
+        1 as instances_per_replica,
+        'GPU-hours per accepted output ' || cast(round(own.gpu_hours_per_output, 3) as string) || ' from '
+            || cast(own.runs as string) || ' own run(s) on ' || own.gpu_model || ' x' || cast(own.job_gpus as string)
+            || case when offers.gpu_model = own.gpu_model then ', re-priced on this offer'
+                    else ', scaled by BF16 dense TFLOPS ' || cast(own.own_tflops as string) || '/'
+                         || cast(gpus.bf16_dense_tflops as string) end
+            || '; failed runs stay in the hours (no separate failure loss)'
+            || case when ceil(own.job_gpus / cast(offers.gpus_per_instance as double)) > 1 and not offers.multi_node_allowed
+                    then '; needs several instances but the network allows no multi-node job' else '' end as notes,
+        ceil(own.job_gpus / cast(offers.gpus_per_instance as double)) > 1 and not offers.multi_node_allowed as topology_blocked
+    from own_work_best as own
+    inner join demand on demand.workload_id = own.workload_id
+    cross join {{ ref('int_decision_instance_offers') }} as offers
+    inner join {{ ref('dim_gpu') }} as gpus on gpus.gpu_model = offers.gpu_model
+    left join fit_one_session as fit
+        on fit.workload_id = own.workload_id and fit.gpu_model = offers.gpu_model
+        and fit.gpu_count = ceil(own.job_gpus / cast(offers.gpus_per_instance as double)) * offers.gpus_per_instance
+    left join reference on reference.decision_workload_id = own.workload_id
+    where demand.monthly_accepted_demand is not null and reference.decision_workload_id is null
+      and (offers.gpu_model = own.gpu_model or (gpus.bf16_dense_tflops > 0 and own.own_tflops > 0))
+),
+
+compute_rows as (
+    select workload_id, route_kind, candidate, provider, instance_type, gpu_model, gpus_per_instance,
+           intra_node_interconnect, inter_node_network, instances, price_per_instance_hour, billed_hours,
+           pricing_category, accepted_outputs, quality_acceptance, quality_evidence, failed_share,
+           ttft_ms_p95, tpot_ms_p95, p95_latency_ms, sessions_per_replica, evidence, latency_evidence,
+           evidence_to_run, memory_margin_raw, false as topology_blocked, notes
+    from gpu_rows_fit
+    union all
+    select workload_id, route_kind, candidate, provider, instance_type, gpu_model, gpus_per_instance,
+           intra_node_interconnect, inter_node_network, instances, price_per_instance_hour, billed_hours,
+           pricing_category, accepted_outputs, quality_acceptance, quality_evidence, failed_share,
+           ttft_ms_p95, tpot_ms_p95, p95_latency_ms, sessions_per_replica, evidence, latency_evidence,
+           evidence_to_run,
+           100 * (available_one - required_one) / available_one, topology_blocked, notes
+    from work_rows
 ),
 
 api_routes as (
@@ -209,6 +476,7 @@ api_rows as (
              else 'analogue' end as latency_evidence,
         api_bench.model_id as bench_model_id,
         api_routes.model_key,
+        api_routes.served_model,
         extras.gateway
     from api_routes
     inner join workloads using (workload_id)
@@ -220,23 +488,42 @@ api_rows as (
     left join extras on extras.workload_id = api_routes.workload_id
 ),
 
+scope as (
+    -- What a compute route does not replace: today's storage, network, serving stack, observability
+    -- and platform labour at the month's run-rate (equal scope on both sides of the saving).
+    select workload_id,
+           today_monthly_cost - today_compute_monthly - today_platform_labor as non_compute_monthly,
+           today_platform_labor
+    from demand
+    where today_monthly_cost is not null
+),
+
 candidates as (
-    select workload_id, route_kind, candidate, provider, instance_type, gpu_model, gpus_per_instance,
+    select compute_rows.workload_id, route_kind, candidate, provider, instance_type, gpu_model, gpus_per_instance,
            intra_node_interconnect, inter_node_network, instances, price_per_instance_hour, billed_hours,
-           'on-demand' as pricing_category,
-           instances * price_per_instance_hour * billed_hours as gpu_cost,
-           instances * price_per_instance_hour * billed_hours * coalesce(failed_share, 0) as failure_loss,
-           storage_network, platform_labor, accepted_outputs, quality_acceptance, quality_evidence,
-           ttft_ms_p95, tpot_ms_p95, p95_latency_ms, memory_margin_pct, evidence, latency_evidence, notes
-    from gpu_rows
+           pricing_category,
+           -- Rounded to 8 decimals so no binary residue (17461.600000000002) reaches the DECIMAL.
+           round(instances * price_per_instance_hour * billed_hours, 8) as gpu_cost,
+           round(instances * price_per_instance_hour * billed_hours * coalesce(failed_share, 0), 8) as failure_loss,
+           coalesce(scope.non_compute_monthly, {{ money('0') }}) as storage_network,
+           coalesce(scope.today_platform_labor, {{ money('0') }}) as platform_labor,
+           accepted_outputs, quality_acceptance, quality_evidence,
+           ttft_ms_p95, tpot_ms_p95, p95_latency_ms, memory_margin_raw as memory_margin_pct, sessions_per_replica,
+           evidence, latency_evidence, evidence_to_run, topology_blocked, notes
+    from compute_rows
+    left join scope on scope.workload_id = compute_rows.workload_id
     union all
     select workload_id, route_kind, candidate, provider, instance_type, gpu_model, gpus_per_instance,
            intra_node_interconnect, inter_node_network, instances, price_per_instance_hour, billed_hours,
            'per-token',
-           accepted_outputs / quality_acceptance * cost_per_response,
-           accepted_outputs / quality_acceptance * cost_per_response * error_rate / nullif(1 - error_rate, 0),
-           0, {{ money('gateway') }}, accepted_outputs, quality_acceptance, quality_evidence,
-           ttft_ms_p95, tpot_ms_p95, p95_latency_ms, cast(null as double), latency_evidence, latency_evidence,
+           round(accepted_outputs / quality_acceptance * cost_per_response, 8),
+           round(accepted_outputs / quality_acceptance * cost_per_response * error_rate / nullif(1 - error_rate, 0), 8),
+           {{ money('0') }}, {{ money('gateway') }}, accepted_outputs, quality_acceptance, quality_evidence,
+           ttft_ms_p95, tpot_ms_p95, p95_latency_ms, cast(null as double), cast(null as integer),
+           latency_evidence, latency_evidence,
+           case when latency_evidence = 'measured' then cast(null as string)
+                else 'llmperf of ' || served_model || ' via ' || provider || ' (TTFT, TPOT and e2e at p95, error rate)' end,
+           false,
            'price from the LiteLLM catalog (' || model_key || '); latency and error rate '
                || case latency_evidence when 'measured' then 'from llmperf of ' || bench_model_id
                                         when 'analogue' then 'from llmperf of another model (' || bench_model_id || '): analogue'
@@ -252,16 +539,17 @@ gated as (
         policies.memory_margin_min_pct,
         policies.quality_acceptance_min,
         case when route_kind = 'api' then 'n/a'
+             when topology_blocked then 'fail'
              when memory_margin_pct is null then 'unknown'
              when memory_margin_pct >= policies.memory_margin_min_pct then 'pass' else 'fail' end as memory_gate,
         case when latency_evidence = 'missing' then 'unknown'
-             when workloads.slo_ttft_ms is null and workloads.slo_tpot_ms is null and workloads.slo_e2el_ms is null then 'pass'
+             when (workloads.slo_ttft_ms is not null and ttft_ms_p95 > workloads.slo_ttft_ms)
+                  or (workloads.slo_tpot_ms is not null and tpot_ms_p95 > workloads.slo_tpot_ms)
+                  or (workloads.slo_e2el_ms is not null and p95_latency_ms > workloads.slo_e2el_ms) then 'fail'
              when (workloads.slo_ttft_ms is not null and ttft_ms_p95 is null)
                   or (workloads.slo_tpot_ms is not null and tpot_ms_p95 is null)
                   or (workloads.slo_e2el_ms is not null and p95_latency_ms is null) then 'unknown'
-             when coalesce(ttft_ms_p95 <= workloads.slo_ttft_ms, true) and coalesce(tpot_ms_p95 <= workloads.slo_tpot_ms, true)
-                  and coalesce(p95_latency_ms <= workloads.slo_e2el_ms, true) then 'pass'
-             else 'fail' end as latency_gate,
+             else 'pass' end as latency_gate,
         case when quality_evidence = 'missing' then 'unknown'
              when quality_acceptance >= policies.quality_acceptance_min then 'pass' else 'fail' end as quality_gate,
         workloads.slo_ttft_ms, workloads.slo_tpot_ms, workloads.slo_e2el_ms
@@ -273,25 +561,35 @@ gated as (
 judged as (
     select
         gated.*,
-        memory_gate in ('pass', 'n/a') and latency_gate = 'pass' and quality_gate = 'pass' as eligible,
+        memory_gate in ('pass', 'n/a') and latency_gate = 'pass' and quality_gate = 'pass' as passes_gates,
+        memory_gate <> 'fail' and latency_gate <> 'fail' and quality_gate <> 'fail' as no_failed_gate,
+        -- Every failed or unmeasured gate names the value beside its target.
         nullif(concat_ws('; ',
-            case when memory_gate = 'fail' then 'memory margin ' || cast(round(memory_margin_pct, 1) as string)
-                     || ' % < ' || cast(memory_margin_min_pct as string) || ' %' end,
+            case when topology_blocked then 'topology: the job needs several instances and the network allows no multi-node' end,
+            case when memory_gate = 'fail' and not topology_blocked then 'memory margin ' || cast(round(memory_margin_pct, 1) as string)
+                     || ' % < ' || cast(memory_margin_min_pct as string) || ' % at '
+                     || cast(coalesce(sessions_per_replica, 1) as string) || ' session(s) per replica' end,
             case when memory_gate = 'unknown' then 'no memory-fit estimate for this shape' end,
-            case when latency_gate = 'fail' then 'latency SLO (' || slo_percentile || '): TTFT '
-                     || coalesce(cast(round(ttft_ms_p95) as string), '?') || '/' || coalesce(cast(slo_ttft_ms as string), '-')
-                     || ' ms, TPOT ' || coalesce(cast(round(tpot_ms_p95, 1) as string), '?') || '/' || coalesce(cast(slo_tpot_ms as string), '-')
-                     || ' ms, e2e ' || coalesce(cast(round(p95_latency_ms) as string), '?') || '/' || coalesce(cast(slo_e2el_ms as string), '-') || ' ms' end,
-            case when latency_gate = 'unknown' then 'latency evidence missing: '
-                     || case when latency_evidence = 'missing' then 'no benchmark of this route'
-                             else concat_ws(', ',
-                                 case when slo_ttft_ms is not null and ttft_ms_p95 is null then 'TTFT' end,
-                                 case when slo_tpot_ms is not null and tpot_ms_p95 is null then 'TPOT' end,
-                                 case when slo_e2el_ms is not null and p95_latency_ms is null then 'e2e' end)
-                                  || ' not measured' end end,
+            case when latency_evidence = 'missing' then 'latency not measured: no benchmark of this route' end,
+            case when latency_evidence <> 'missing' and slo_ttft_ms is not null and ttft_ms_p95 > slo_ttft_ms
+                     then 'TTFT ' || slo_percentile || ' ' || cast(round(ttft_ms_p95) as string) || ' ms > target '
+                          || cast(slo_ttft_ms as string) || ' ms' end,
+            case when latency_evidence <> 'missing' and slo_ttft_ms is not null and ttft_ms_p95 is null
+                     then 'TTFT not measured (target ' || cast(slo_ttft_ms as string) || ' ms)' end,
+            case when latency_evidence <> 'missing' and slo_tpot_ms is not null and tpot_ms_p95 > slo_tpot_ms
+                     then 'TPOT ' || slo_percentile || ' ' || cast(round(tpot_ms_p95, 1) as string) || ' ms > target '
+                          || cast(slo_tpot_ms as string) || ' ms' end,
+            case when latency_evidence <> 'missing' and slo_tpot_ms is not null and tpot_ms_p95 is null
+                     then 'TPOT not measured (target ' || cast(slo_tpot_ms as string) || ' ms)' end,
+            case when latency_evidence <> 'missing' and slo_e2el_ms is not null and p95_latency_ms > slo_e2el_ms
+                     then 'e2e ' || slo_percentile || ' ' || cast(round(p95_latency_ms) as string) || ' ms > target '
+                          || cast(slo_e2el_ms as string) || ' ms' end,
+            case when latency_evidence <> 'missing' and slo_e2el_ms is not null and p95_latency_ms is null
+                     then 'e2e not measured (target ' || cast(slo_e2el_ms as string) || ' ms)' end,
             case when quality_gate = 'fail' then 'quality acceptance ' || cast(round(quality_acceptance, 4) as string)
-                     || ' < ' || cast(quality_acceptance_min as string) end,
-            case when quality_gate = 'unknown' then 'quality acceptance not measured' end
+                     || ' < target ' || cast(quality_acceptance_min as string) end,
+            case when quality_gate = 'unknown' then 'quality acceptance not measured (target '
+                     || cast(quality_acceptance_min as string) || ')' end
         ), '') as failed_gate
     from gated
 ),
@@ -299,24 +597,30 @@ judged as (
 current_rows as (
     select
         demand.workload_id, 'current' as route_kind,
-        'today (production ' || cast(demand.today_period as string) || ')' as candidate,
+        'today (production ' || cast(demand.today_period as string) || ', month run-rate)' as candidate,
         cast(null as string) as provider, cast(null as string) as instance_type, cast(null as string) as gpu_model,
         cast(null as integer) as gpus_per_instance, cast(null as string) as intra_node_interconnect,
         cast(null as string) as inter_node_network, cast(null as bigint) as instances,
         cast(null as double) as price_per_instance_hour, cast(null as double) as billed_hours,
         'as billed today' as pricing_category,
-        cast(null as double) as gpu_cost, cast(null as double) as failure_loss, cast(null as double) as storage_network,
-        cast(null as decimal(38, 12)) as platform_labor, demand.monthly_accepted_demand as accepted_outputs,
+        cast(null as double) as gpu_cost, cast(null as double) as failure_loss,
+        cast(null as decimal(38, 12)) as storage_network, demand.today_platform_labor as platform_labor,
+        demand.monthly_accepted_demand as accepted_outputs,
         quality.quality_acceptance, case when quality.quality_acceptance is null then 'missing' else 'measured' end as quality_evidence,
         cast(null as double) as ttft_ms_p95, cast(null as double) as tpot_ms_p95, cast(null as double) as p95_latency_ms,
-        cast(null as double) as memory_margin_pct, 'measured' as evidence, 'n/a' as latency_evidence,
+        cast(null as double) as memory_margin_pct, cast(null as integer) as sessions_per_replica,
+        'measured' as evidence, 'n/a' as latency_evidence, cast(null as string) as evidence_to_run,
         'n/a' as memory_gate, 'n/a' as latency_gate, 'n/a' as quality_gate,
-        cast(null as boolean) as eligible, cast(null as string) as failed_gate,
-        {{ money('demand.today_monthly_cost') }} as monthly_cost_override,
+        cast(null as boolean) as passes_gates, cast(null as boolean) as no_failed_gate, cast(null as string) as failed_gate,
+        demand.today_monthly_cost as monthly_cost_override,
         'the workload as it runs: all-in cost of ' || demand.demand_basis || ' (fct_workload_unit_cost)' as notes
     from demand
     left join quality using (workload_id)
     where demand.today_monthly_cost is not null
+),
+
+sized_workloads as (
+    select distinct workload_id from compute_rows where route_kind <> 'today_shape'
 ),
 
 missing_rows as (
@@ -324,10 +628,10 @@ missing_rows as (
         workloads.workload_id, 'missing_evidence' as route_kind,
         'missing evidence: ' || case
             when workloads.workload_type in ('pre-training', 'full fine-tune', 'lora fine-tune')
-                then 'training throughput per GPU (tokens/s/GPU, time to target) on candidate instances'
+                then 'a training run of the workload (GPU-hours to the target eval score) on a GPU in the price catalog'
             when workloads.workload_type in ('image generation', 'video generation')
-                then 'renders per GPU-hour and acceptance on candidate instances'
-            when workloads.workload_type = 'evaluation' then 'eval suite GPU-hours per completed suite on candidate instances'
+                then 'a media batch of the workload (renders per GPU-hour and acceptance) on a GPU in the price catalog'
+            when workloads.workload_type = 'evaluation' then 'an eval run of the suite (GPU-hours per completed suite) on a GPU in the price catalog'
             when workloads.operating_boundary = 'managed API' then 'llmperf of alternative API routes (benchmark_match.api_routes)'
             else 'a serving benchmark (vLLM/guidellm goodput, TTFT/TPOT at p95) of ' || coalesce(workloads.model_name, 'the model')
         end as candidate,
@@ -336,19 +640,31 @@ missing_rows as (
         cast(null as string) as inter_node_network, cast(null as bigint) as instances,
         cast(null as double) as price_per_instance_hour, cast(null as double) as billed_hours,
         cast(null as string) as pricing_category,
-        cast(null as double) as gpu_cost, cast(null as double) as failure_loss, cast(null as double) as storage_network,
-        cast(null as decimal(38, 12)) as platform_labor, demand.monthly_accepted_demand as accepted_outputs,
+        cast(null as double) as gpu_cost, cast(null as double) as failure_loss,
+        cast(null as decimal(38, 12)) as storage_network, cast(null as decimal(38, 12)) as platform_labor,
+        demand.monthly_accepted_demand as accepted_outputs,
         cast(null as double) as quality_acceptance, 'missing' as quality_evidence,
         cast(null as double) as ttft_ms_p95, cast(null as double) as tpot_ms_p95, cast(null as double) as p95_latency_ms,
-        cast(null as double) as memory_margin_pct, 'missing' as evidence, 'missing' as latency_evidence,
+        cast(null as double) as memory_margin_pct, cast(null as integer) as sessions_per_replica,
+        'missing' as evidence, 'missing' as latency_evidence,
+        case
+            when workloads.workload_type in ('pre-training', 'full fine-tune', 'lora fine-tune')
+                then 'a training run of the workload (GPU-hours to the target eval score) on a GPU in the price catalog'
+            when workloads.workload_type in ('image generation', 'video generation')
+                then 'a media batch of the workload (renders per GPU-hour and acceptance) on a GPU in the price catalog'
+            when workloads.workload_type = 'evaluation' then 'an eval run of the suite (GPU-hours per completed suite) on a GPU in the price catalog'
+            when workloads.operating_boundary = 'managed API' then 'llmperf of alternative API routes (benchmark_match.api_routes)'
+            else 'a serving benchmark (vLLM/guidellm goodput, TTFT/TPOT at p95) of ' || coalesce(workloads.model_name, 'the model')
+        end as evidence_to_run,
         'unknown' as memory_gate, 'unknown' as latency_gate, 'unknown' as quality_gate,
-        false as eligible,
+        false as passes_gates, true as no_failed_gate,
         'no GPU candidate can be sized without this benchmark (guide Stages 1-3)' as failed_gate,
         cast(null as decimal(38, 12)) as monthly_cost_override,
         coalesce(demand.demand_missing_reason, 'demand: ' || demand.demand_basis) as notes
     from workloads
     inner join demand using (workload_id)
-    where not exists (select 1 from gpu_rows where gpu_rows.workload_id = workloads.workload_id)
+    left join sized_workloads on sized_workloads.workload_id = workloads.workload_id
+    where sized_workloads.workload_id is null
 ),
 
 unioned as (
@@ -356,24 +672,24 @@ unioned as (
            intra_node_interconnect, inter_node_network, instances, price_per_instance_hour, billed_hours,
            pricing_category, gpu_cost, failure_loss, storage_network, platform_labor, accepted_outputs,
            quality_acceptance, quality_evidence, ttft_ms_p95, tpot_ms_p95, p95_latency_ms, memory_margin_pct,
-           evidence, latency_evidence, memory_gate, latency_gate, quality_gate, eligible, failed_gate,
-           cast(null as decimal(38, 12)) as monthly_cost, notes
+           sessions_per_replica, evidence, latency_evidence, evidence_to_run, memory_gate, latency_gate, quality_gate,
+           passes_gates, no_failed_gate, failed_gate, cast(null as decimal(38, 12)) as monthly_cost, notes
     from judged
     union all
     select workload_id, route_kind, candidate, provider, instance_type, gpu_model, gpus_per_instance,
            intra_node_interconnect, inter_node_network, instances, price_per_instance_hour, billed_hours,
            pricing_category, gpu_cost, failure_loss, storage_network, platform_labor, accepted_outputs,
            quality_acceptance, quality_evidence, ttft_ms_p95, tpot_ms_p95, p95_latency_ms, memory_margin_pct,
-           evidence, latency_evidence, memory_gate, latency_gate, quality_gate, eligible, failed_gate,
-           monthly_cost_override, notes
+           sessions_per_replica, evidence, latency_evidence, evidence_to_run, memory_gate, latency_gate, quality_gate,
+           passes_gates, no_failed_gate, failed_gate, monthly_cost_override, notes
     from current_rows
     union all
     select workload_id, route_kind, candidate, provider, instance_type, gpu_model, gpus_per_instance,
            intra_node_interconnect, inter_node_network, instances, price_per_instance_hour, billed_hours,
            pricing_category, gpu_cost, failure_loss, storage_network, platform_labor, accepted_outputs,
            quality_acceptance, quality_evidence, ttft_ms_p95, tpot_ms_p95, p95_latency_ms, memory_margin_pct,
-           evidence, latency_evidence, memory_gate, latency_gate, quality_gate, eligible, failed_gate,
-           monthly_cost_override, notes
+           sessions_per_replica, evidence, latency_evidence, evidence_to_run, memory_gate, latency_gate, quality_gate,
+           passes_gates, no_failed_gate, failed_gate, monthly_cost_override, notes
     from missing_rows
 ),
 
@@ -387,11 +703,34 @@ costed as (
     from unioned
 ),
 
+statused as (
+    select
+        costed.*,
+        demand.today_monthly_cost,
+        demand.today_unit_cost,
+        demand.today_compute_monthly,
+        demand.days_observed,
+        demand.days_in_month,
+        demand.demand_extrapolation,
+        case when route_kind = 'current' then 'today'
+             when route_kind = 'missing_evidence' then 'missing evidence'
+             when route_kind = 'today_shape' then 'back-test'
+             when passes_gates and total_cost < demand.today_monthly_cost then 'eligible'
+             when passes_gates then 'costs more'
+             when no_failed_gate and total_cost < demand.today_monthly_cost then 'eligible pending evidence'
+             when no_failed_gate then 'costs more, pending evidence'
+             else 'ineligible' end as status
+    from costed
+    left join demand on demand.workload_id = costed.workload_id
+),
+
 final as (
     select
-        costed.workload_id, candidate, route_kind, evidence, provider, instance_type, gpu_model, gpus_per_instance,
+        workload_id, candidate, route_kind, status, evidence, evidence_to_run, provider, instance_type, gpu_model,
+        gpus_per_instance,
         instances,
         instances * gpus_per_instance as gpu_count,
+        sessions_per_replica,
         intra_node_interconnect, inter_node_network,
         {{ money('price_per_instance_hour') }} as price_per_instance_hour,
         round(billed_hours, 2) as billed_hours,
@@ -403,31 +742,48 @@ final as (
         {{ money('failure_loss') }} as failure_loss,
         {{ money('total_cost') }} as monthly_cost,
         cast(round(accepted_outputs) as bigint) as accepted_outputs,
+        days_observed,
+        days_in_month,
+        demand_extrapolation,
         {{ safe_unit_cost('total_cost', 'round(accepted_outputs)') }} as effective_unit_cost,
-        {{ money('demand.today_monthly_cost') }} as today_monthly_cost,
-        demand.today_unit_cost,
-        {{ money(money('demand.today_monthly_cost') ~ ' - ' ~ money('total_cost')) }} as monthly_savings,
-        round(100 * cast(demand.today_monthly_cost - total_cost as double)
-              / nullif(cast(demand.today_monthly_cost as double), 0), 1) as savings_pct,
+        {{ money('today_monthly_cost') }} as today_monthly_cost,
+        {{ safe_unit_cost('today_monthly_cost', 'round(accepted_outputs)') }} as today_unit_cost,
+        today_unit_cost as today_period_unit_cost,
+        {{ money(money('today_monthly_cost') ~ ' - ' ~ money('total_cost')) }} as monthly_savings,
+        round(100 * cast(today_monthly_cost - total_cost as double)
+              / nullif(cast(today_monthly_cost as double), 0), 1) as savings_pct,
+        -- The back-test: today's own instances priced by this model against today's measured run-rate.
+        case when route_kind = 'today_shape' then round(100 * cast(total_cost - today_monthly_cost as double)
+              / nullif(cast(today_monthly_cost as double), 0), 1) end as backtest_gap_pct,
+        case when route_kind = 'today_shape' then
+            'compute: predicted ' || cast(round(cast(gpu_cost as double) + coalesce(cast(failure_loss as double), 0), 2) as string)
+            || ' (instances x rate x ' || cast(round(billed_hours, 2) as string) || ' h) vs today '
+            || cast(round(cast(today_compute_monthly as double), 2) as string)
+            || ' (billed GPU, API and waste lines at the run-rate); every other line is today''s own' end as backtest_gap_source,
         round(ttft_ms_p95, 1) as ttft_ms_p95,
         round(tpot_ms_p95, 1) as tpot_ms_p95,
         round(p95_latency_ms, 1) as p95_latency_ms,
+        slo_ttft_ms, slo_tpot_ms, slo_e2el_ms,
         latency_evidence,
         latency_gate,
         latency_gate = 'pass' as meets_slo,
-        memory_margin_pct,
+        round(memory_margin_pct, 1) as memory_margin_pct,
         memory_gate,
         round(quality_acceptance, 4) as quality_acceptance,
         quality_evidence,
         quality_gate,
-        eligible,
+        passes_gates,
+        -- Eligible = every gate passes and it costs less than today: a costlier route is never chosen.
+        case when route_kind in ('current', 'missing_evidence') then cast(null as boolean)
+             else status = 'eligible' end as eligible,
         failed_gate,
-        case when eligible then rank() over (
-            partition by costed.workload_id, coalesce(eligible, false) order by total_cost
+        case when status = 'eligible' then rank() over (
+            partition by workload_id, status order by total_cost, candidate
         ) end as rank,
         notes
-    from costed
-    left join demand on demand.workload_id = costed.workload_id
+    from statused
+    left join (select workload_id as slo_workload_id, slo_ttft_ms, slo_tpot_ms, slo_e2el_ms from workloads) as slo
+        on slo.slo_workload_id = statused.workload_id
 )
 
 select * from final

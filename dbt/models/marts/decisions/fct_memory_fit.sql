@@ -2,8 +2,12 @@
 -- context), with the serving runtime included (docs/cost_model.md, "Memory fit"):
 --   required = weights + KV cache + activations/workspace + per-GPU runtime reserve (+ training state)
 --   weights     = params x bytes per parameter (0.5 for 4-bit, 1 for fp8/int8, 4 for fp32, else 2)
---   KV cache    = 2 (K, V) x layers x kv_heads x head_dim x 2 bytes x context x concurrency, split
+--   KV cache    = 2 (K, V) x layers x kv_heads x head_dim x 2 bytes x tokens per session x concurrency, split
 --                 over the tensor-parallel ranks; replicated when the GPUs outnumber the KV heads
+--   tokens per session = the request shape (p95 input, else mean input, + mean output tokens) capped
+--                 at the context window; the full context window only when no request shape is recorded
+--                 (a paged KV cache holds the tokens a session has, not its window: 64 sessions at full
+--                 8k context put today's own 16 x A100-40GB under water)
 --   activations = policy activation_workspace_gb_per_gpu x GPUs (the engine's profiled peak)
 --   reserve     = GPUs x memory x (1 - gpu_memory_utilization): what the engine leaves to the
 --                 CUDA context, NCCL buffers and the allocator (vLLM --gpu-memory-utilization)
@@ -44,6 +48,10 @@ shapes as (
             else 2.0
         end as bytes_per_param,
         coalesce(context_window, 4096) as context_length,
+        case when coalesce(p95_input_tokens, mean_input_tokens) is not null or mean_output_tokens is not null
+                 then least(coalesce(context_window, 4096),
+                            coalesce(p95_input_tokens, mean_input_tokens, 0) + coalesce(mean_output_tokens, 0))
+             else coalesce(context_window, 4096) end as kv_tokens_per_session,
         workload_type in ('pre-training', 'full fine-tune', 'lora fine-tune') as is_training,
         workload_type = 'lora fine-tune' as is_lora,
         cast(coalesce(concurrency, 1) as integer) as production_concurrency
@@ -66,7 +74,7 @@ estimates as (
         case when model_layers is not null and model_kv_heads is not null and model_head_dim is not null
              then 2 * model_layers * model_kv_heads * model_head_dim * 2 end as kv_bytes_per_token,
         case when not is_training and model_kv_heads is not null and model_layers is not null and model_head_dim is not null
-             then 2.0 * model_layers * model_kv_heads * model_head_dim * 2 * context_length * concurrency / 1e9
+             then 2.0 * model_layers * model_kv_heads * model_head_dim * 2 * kv_tokens_per_session * concurrency / 1e9
                   * greatest(1.0, cast(counts.gpu_count as double) / model_kv_heads)
              else 0 end as kv_cache_gb,
         counts.gpu_count * policies.activation_workspace_gb_per_gpu as activation_workspace_gb,
@@ -91,7 +99,7 @@ computed as (
 
 final as (
     select
-        workload_id, model_name, workload_type, gpu_model, gpu_count, precision, context_length, concurrency,
+        workload_id, model_name, workload_type, gpu_model, gpu_count, precision, context_length, kv_tokens_per_session, concurrency,
         concurrency = production_concurrency as is_production_concurrency,
         gpu_memory_gb,
         round(weights_gb, 2) as weights_gb,
