@@ -24,9 +24,9 @@ capacity as (
     union all
     select host_key, hour_start, pool_id, gpu_hours from bill
     union all
-    select {{ host_key('host') }}, hour_start, pool_id, gpu_capacity
+    select host_key, hour_start, pool_id, gpu_capacity
     from {{ ref('int_gpu_usage_hourly') }}
-    where allocation_basis = 'telemetry' and host is not null
+    where allocation_basis = 'telemetry' and host_key is not null
       and pool_id not in (select pool_id from {{ ref('int_gpu_nodes') }})
       and pool_id not in (select pool_id from {{ ref('int_gpu_billing_hours_mapped') }})
 ),

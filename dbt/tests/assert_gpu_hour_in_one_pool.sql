@@ -8,9 +8,9 @@ with pools as (
     from {{ ref('int_gpu_billing_hours_mapped') }}
     where coalesce(resource_name, resource_id) is not null
     union all
-    select {{ host_key('host') }}, hour_start, pool_id
+    select host_key, hour_start, pool_id
     from {{ ref('int_gpu_usage_hourly') }}
-    where host is not null
+    where host_key is not null
 )
 
 select host_key, hour_start, {{ sorted_distinct_join('pool_id', ', ') }} as pools

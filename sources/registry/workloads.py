@@ -29,7 +29,7 @@ UNITS_OF_SUCCESS = (
     "accepted second", "completed eval suite", "accepted embedding batch", "notebook hour",
 )
 OPERATING_MODES = ("always-on", "scheduled batch", "seasonal burst", "experiment", "developer notebook")
-MAPPING_KINDS = ("tag_value", "subaccount", "slurm_account", "namespace", "api_team", "project")
+MAPPING_KINDS = ("tag_value", "subaccount", "slurm_account", "namespace", "api_team", "project", "host")
 # Step 1 fields a workload needs before it can be compared (the guide's readiness rule).
 REQUIRED_FIELDS = ("team", "type", "unit_of_success", "latency_target", "operating_mode", "boundary", "model")
 SECTIONS = ("teams", "workloads", "mappings", "policies")
@@ -149,15 +149,21 @@ def _mappings(items: list[Any], rejects: list[Reject]) -> list[dict[str, Any]]:
     for item in items:
         line = line_of(item)
         kind = _enum((item or {}).get("kind"), MAPPING_KINDS, "mapping_kind", line, rejects)
-        if kind in (None, "__invalid__") or not item.get("match") or not (item.get("team") or item.get("workload")):
+        # A host mapping names one machine two ways (telemetry's Hostname vs the scheduler's node name):
+        # it needs the node it means, not a team.
+        target = "host" if kind == "host" else None
+        if kind in (None, "__invalid__") or not item.get("match") or not (
+                item.get(target) if target else (item.get("team") or item.get("workload"))):
             if kind is None or (kind != "__invalid__"):
-                rejects.append(Reject(line, "missing_field", "mapping needs kind, match and team or workload"))
+                need = "kind, match and host" if target else "kind, match and team or workload"
+                rejects.append(Reject(line, "missing_field", f"mapping needs {need}"))
             continue
         rows.append({
             "kind": kind,
             "match_value": str(item["match"]).strip().lower(),
             "team_id": item.get("team"),
             "workload_id": item.get("workload"),
+            "target_host": str(item["host"]).strip() if target else None,
             "_source_line": line,
         })
     return rows

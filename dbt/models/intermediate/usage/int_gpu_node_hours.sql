@@ -31,7 +31,9 @@ pool_activity as (
     union all
     select nodes.pool_id, telemetry_hourly.hour_start, telemetry_hourly.hour_start
     from telemetry_hourly
-    inner join nodes on nodes.node_key = {{ host_key('telemetry_hourly.host') }}
+    left join {{ ref('int_host_aliases') }} as host_aliases
+        on host_aliases.alias_key = {{ host_key('telemetry_hourly.host') }}
+    inner join nodes on nodes.node_key = coalesce(host_aliases.node_key, {{ host_key('telemetry_hourly.host') }})
 ),
 
 pool_windows as (

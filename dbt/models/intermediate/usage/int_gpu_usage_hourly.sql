@@ -51,10 +51,12 @@ job_hours as (
 telemetry_hours as (
     select
         {{ star_except(['gpu_model_reported', 'sample_date', 'x_loaded_at'], 'telemetry_hourly') }},
-        {{ host_key('telemetry_hourly.host') }} as host_key,
+        coalesce(host_aliases.node_key, {{ host_key('telemetry_hourly.host') }}) as host_key,
         coalesce(aliases.gpu_model, {{ canonical_gpu_model('telemetry_hourly.gpu_model_reported') }}) as gpu_model
     from telemetry_hourly
     {{ join_gpu_alias('telemetry_hourly.gpu_model_reported') }}
+    left join {{ ref('int_host_aliases') }} as host_aliases
+        on host_aliases.alias_key = {{ host_key('telemetry_hourly.host') }}
 ),
 
 -- A physical-GPU row is dropped in an hour where the same GPU reports MIG slices (they would double count).
@@ -173,6 +175,7 @@ job_rows as (
         job_hours.scheduler || ':' || job_hours.cluster as pool_id,
         job_hours.cluster,
         job_hours.node as host,
+        job_hours.node_key as host_key,
         job_hours.namespace,
         cast(null as string) as gpu_uuid,
         cast(null as string) as mig_instance_id,
@@ -214,6 +217,7 @@ telemetry_rows as (
         coalesce(scheduler_hosts.pool_id, 'telemetry:' || coalesce(telemetry_gpus.host, '(no host)')) as pool_id,
         cast(null as string) as cluster,
         telemetry_gpus.host,
+        telemetry_gpus.host_key,
         telemetry_gpus.namespace,
         telemetry_gpus.gpu_uuid,
         telemetry_gpus.mig_instance_id,
@@ -266,7 +270,7 @@ telemetry_owned as (
 
 unioned as (
     {{ union_all_columns(['job_rows', 'telemetry_owned'], [
-        'gpu_key', 'hour_start', 'allocation_key', 'allocation_basis', 'pool_id', 'cluster', 'host', 'namespace',
+        'gpu_key', 'hour_start', 'allocation_key', 'allocation_basis', 'pool_id', 'cluster', 'host', 'host_key', 'namespace',
         'gpu_uuid', 'mig_instance_id', 'mig_profile', 'gpu_model', 'gpu_capacity', 'job_key', 'job_id', 'job_name',
         'scheduler', 'team_id', 'workload_id', 'team_basis', 'job_state', 'outcome', 'allocated_gpu_hours',
         'util_pct', 'util_basis', 'memory_used_mib', 'sample_count']) }}

@@ -61,17 +61,19 @@ bill_gpus as (
 
 telemetry_uuids as (
     select
-        gpu_uuid,
-        min({{ host_key('host') }}) as host_key,
-        min(host) as host,
+        telemetry_hourly.gpu_uuid,
+        min(coalesce(host_aliases.node_key, {{ host_key('telemetry_hourly.host') }})) as host_key,
+        min(telemetry_hourly.host) as host,
         -- telemetry writes the index as text; a non-numeric one cannot name a node's GPU
-        min(case when {{ regex_search('trim(gpu_index)', "'^[0-9]+$'") }} then cast(trim(gpu_index) as bigint) end)
-            as gpu_index,
-        min(hour_start) as first_hour,
-        max(hour_start) as last_hour,
-        count(distinct hour_start) as hours
-    from {{ ref('int_gpu_telemetry_hourly') }}
-    group by gpu_uuid
+        min(case when {{ regex_search('trim(telemetry_hourly.gpu_index)', "'^[0-9]+$'") }}
+                 then cast(trim(telemetry_hourly.gpu_index) as bigint) end) as gpu_index,
+        min(telemetry_hourly.hour_start) as first_hour,
+        max(telemetry_hourly.hour_start) as last_hour,
+        count(distinct telemetry_hourly.hour_start) as hours
+    from {{ ref('int_gpu_telemetry_hourly') }} as telemetry_hourly
+    left join {{ ref('int_host_aliases') }} as host_aliases
+        on host_aliases.alias_key = {{ host_key('telemetry_hourly.host') }}
+    group by telemetry_hourly.gpu_uuid
 ),
 
 -- One telemetry row per host and index (a replaced GPU in the same slot is the slot: its first UUID is
