@@ -15,6 +15,7 @@ Everything the dbt project needs from here is generated into it, each file heade
 - dbt/seeds/gpu_aliases.csv          the alias list (CSV has no comments: dbt/seeds/README.md
                                       says it is generated).
 - dbt/seeds/mig_profiles.csv         MIG_PROFILES, the MIG profile table (warehouse/reference_mig.py).
+- dbt/seeds/instance_gpu_map.csv     INSTANCE_TYPES, the instance catalogue (warehouse/reference_instances.py).
 
 Regenerate after editing this file:  .venv/bin/python -m warehouse.reference --write
 Check without writing (exit 1 when a file is stale): .venv/bin/python -m warehouse.reference --check
@@ -30,7 +31,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from warehouse import reference_instances as _instances
 from warehouse import reference_mig as _mig
+from warehouse.reference_instances import INSTANCE_TYPES, InstanceType, find_instance, instance_of  # noqa: F401
 from warehouse.reference_mig import MIG_COLUMNS, MIG_PROFILES, MigProfile, mig_fraction  # noqa: F401 - re-exported
 
 # --------------------------------------------------------------------------------------------------
@@ -339,6 +342,7 @@ GENERATED: dict[str, Callable[[], str]] = {
     "dbt/seeds/gpu_aliases.csv": render_gpu_aliases_csv,
     "dbt/macros/billing_defaults.sql": render_billing_defaults_sql,
     "dbt/seeds/mig_profiles.csv": _mig.render_mig_profiles_csv,
+    "dbt/seeds/instance_gpu_map.csv": _instances.render_instance_gpu_map_csv,
 }
 
 
@@ -372,6 +376,7 @@ def _check_lists() -> None:
     bad = [a for a in aliases if a != gpu_alias_key(a) or not a]
     assert not bad, f"GPU_ALIASES must be written as their join key (trimmed, lower case): {bad}"
     _mig.check_mig_profiles()  # unique (gpu_model, profile), slices within 1..per GPU, a source per row
+    _instances.check_instance_types()  # unique (provider, sku), known sku_kind, a count or a note
 
 
 def main(argv: list[str] | None = None) -> int:

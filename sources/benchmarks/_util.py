@@ -10,19 +10,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from sources.benchmarks import _hardware
 from sources.common import Reject, UnreadableFile
 
-# Azure VM SKUs seen in benchmark files -> (GPU model, GPUs per VM). Only what the files need;
-# the full GPU catalog lives in dbt seeds. ND96asr_v4 = 8x A100 40GB (SXM4).
-VM_GPUS: dict[str, tuple[str, int]] = {
-    "standard_nd96asr_v4": ("NVIDIA A100-SXM4-40GB", 8),
-    "standard_nd96amsr_a100_v4": ("NVIDIA A100-SXM4-80GB", 8),
-    "standard_nd96isr_h100_v5": ("NVIDIA H100-SXM-80GB", 8),
-    "standard_nd96isr_h200_v5": ("NVIDIA H200-SXM-141GB", 8),
-}
-
-_SKU_RE = re.compile(r"(standard_[a-z0-9_]+?)(?=$|-|\s)", re.I)
-_COUNT_RE = re.compile(r"\bx\s*(\d+)\s*$", re.I)
 _TP_RE = re.compile(r"(?:^|[_\-/.])tp(\d+)(?=[_\-.]|$)", re.I)
 _PP_RE = re.compile(r"(?:^|[_\-/.])pp(\d+)(?=[_\-.]|$)", re.I)
 _QPS_RE = re.compile(r"qps_([0-9.]+|inf)(?=[_\-.]|$)", re.I)
@@ -126,33 +116,11 @@ def qps_from_name(text: str) -> str | None:
 def parse_gpu_type(text: str | None) -> dict[str, Any]:
     """Split free-text hardware like `ib-Standard_ND96asr_v4 x 2` into sku, count, GPUs and network.
 
-    Prefixes/suffixes (`ib-`, `no-ib-`, `-GPUDirect-RDMA-Infiniband`, `-IB-trial-1`, a leading
-    `1x` from the nightly table) describe the network setup, not the SKU; they go to `network`.
+    The instance catalogue resolves the name (sources/benchmarks/_hardware.py); `gpu_count` is
+    whole GPUs or None, `unknown` the name as written when the catalogue does not know it.
     """
-    out: dict[str, Any] = {"vm_sku": None, "vm_count": None, "gpu_model": None, "gpu_count": None, "network": None}
-    if not text:
-        return out
-    body = text.strip()
-    m = _COUNT_RE.search(body)
-    if m:
-        out["vm_count"] = int(m.group(1))
-        body = body[: m.start()].strip()
-    sku = _SKU_RE.search(body)
-    if sku:
-        out["vm_sku"] = sku.group(1)
-        rest = (body[: sku.start()] + " " + body[sku.end():]).strip(" -")
-        rest = re.sub(r"^\d+x", "", rest).strip(" -")
-        low = rest.lower()
-        if low.startswith("no-ib") or low.startswith("no_ib"):
-            out["network"] = "ethernet"
-        elif "ib" in low.replace("-", " ").split() or "infiniband" in low or low.startswith("ib"):
-            out["network"] = "infiniband"
-        gpus = VM_GPUS.get(out["vm_sku"].lower())
-        if gpus:
-            out["gpu_model"] = gpus[0]
-            if out["vm_count"] is not None:
-                out["gpu_count"] = gpus[1] * out["vm_count"]
-    return out
+    hw = _hardware.hardware_from_text(text)
+    return {**hw, "gpu_count": _hardware.whole_gpus(hw["gpu_count"])}
 
 
 def epoch_to_utc(value: Any) -> datetime | None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sources.benchmarks import _util as u
+from sources.benchmarks._hardware import hardware_from_metadata, run_columns, unknown_warning
 from sources.benchmarks.schema import build_table
 from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile
 
@@ -82,6 +83,9 @@ def parse(path: Path) -> ParseOutput:
         "source_format": FORMAT_NAME,
         "_source_line": 1,
     }
+    hw_text, hw = hardware_from_metadata(doc, doc.get("metadata"), cfg)
+    row.update(run_columns(hw_text, hw))
+    out.warnings.extend(unknown_warning(path.name, "hardware metadata", hw))
     start = doc.get("start_time")
     if isinstance(start, (int, float)):
         row["run_started_at"] = u.epoch_to_utc(start)

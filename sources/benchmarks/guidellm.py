@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sources.benchmarks import _util as u
+from sources.benchmarks._hardware import hardware_from_metadata, run_columns, unknown_warning
 from sources.benchmarks.schema import build_table
 from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile
 
@@ -84,6 +85,9 @@ def parse(path: Path) -> ParseOutput:
             "source_format": FORMAT_NAME,
             "_source_line": idx,
         }
+        hw_text, hw = hardware_from_metadata(b.get("metadata"), b, doc.get("metadata"), doc)
+        row.update(run_columns(hw_text, hw))
+        out.warnings.extend(unknown_warning(path.name, f"benchmark {run_id} hardware metadata", hw))
         for metric, (stem, factor) in _LATENCY.items():
             for field, suffix in (("mean", "mean"), ("median", "median"), ("p95", "p95"), ("p99", "p99")):
                 val = c.num(_stat(m, metric, field), f"{metric}.{field}")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sources.benchmarks import _util as u
+from sources.benchmarks._hardware import hardware_from_metadata, run_columns, unknown_warning
 from sources.benchmarks.schema import build_table
 from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile
 
@@ -96,6 +97,10 @@ def parse_summary(path: Path) -> ParseOutput:
         "source_format": SUMMARY,
         "_source_line": 1,
     }
+    # LLMPerf's `--metadata k=v,...` lands at the top level of the summary
+    hw_text, hw = hardware_from_metadata(doc, doc.get("metadata"))
+    row.update(run_columns(hw_text, hw))
+    out.warnings.extend(unknown_warning(path.name, "hardware metadata", hw))
     for stem, col in _LATENCY.items():
         for stat, suffix in _STATS.items():
             key = f"results_{stem}_{stat}"

@@ -19,6 +19,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from sources.benchmarks._hardware import resolve_gpu_model_column
 from sources.benchmarks.schema import TABLES, arrow_schema
 from sources.common import (
     ParseOutput,
@@ -221,7 +222,9 @@ def make_parse(spec: CsvSpec):
             f"select {names}, _source_line from typed where _source_line not in (select l from bad_lines) order by _source_line"
         ).to_arrow_table()
         con.close()
-        out.tables[spec.table] = table.cast(arrow_schema(spec.table))
+        table, hw_warnings = resolve_gpu_model_column(table.cast(arrow_schema(spec.table)), path.name)
+        out.tables[spec.table] = table
+        out.warnings.extend(hw_warnings)
         if table.num_rows == 0:
             out.warnings.append("no valid rows in file")
         return out

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sources.benchmarks import _util as u
+from sources.benchmarks._hardware import unknown_warning
 from sources.benchmarks.schema import build_table
 from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile
 
@@ -74,8 +75,10 @@ def parse(path: Path) -> ParseOutput:
     extra = {k: v for k, v in doc.items() if k not in ("client_command", "gpu_type")}
     if extra:
         out.warnings.append(f"unexpected keys ignored: {sorted(extra)}")
-    if doc.get("gpu_type") and hw["vm_sku"] is None:
-        out.warnings.append(f"gpu_type {doc.get('gpu_type')!r}: no VM SKU recognised")
+    out.warnings.extend(unknown_warning(path.name, "gpu_type", hw))
+    if hw["gpu_model"] and hw["gpu_count"] is None:
+        out.warnings.append(f"{path.name}: gpu_type {doc.get('gpu_type')!r}: GPU count not whole or not verified (left empty)")
+    hw.pop("unknown")
     row: dict[str, Any] = {
         "result_file_stem": stem,
         "client_command": re.sub(r"\s+", " ", command).strip(),

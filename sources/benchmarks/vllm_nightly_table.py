@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sources.benchmarks import _util as u
+from sources.benchmarks._hardware import unknown_warning
 from sources.benchmarks.schema import build_table
 from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile
 
@@ -49,6 +50,7 @@ def parse(path: Path) -> ParseOutput:
         c = u.Coercer(idx)
         name = str(rec["Test name"])
         hw = u.parse_gpu_type(rec.get("GPU"))
+        out.warnings.extend(f"row {idx}: {w}" for w in unknown_warning(path.name, "GPU", hw))
         tp, pp = u.parallelism_from_name(name)
         label = u.qps_from_name(name)
         rate, rate_label = u.rate(label)

@@ -6,7 +6,9 @@ once, in warehouse/reference.py (GPU_NAME_RULES), which also generates dbt's
 way. Where a name leaves the memory or form factor open, the rule picks the configuration clouds
 rent by default (H100 -> SXM 80GB, V100 -> 16GB, A100 -> 40GB unless 80GB is stated);
 provider-specific exceptions (OCI "A100 - v2" is the 80GB part) are handled in that provider's
-parser, and the per-SKU seed dbt/seeds/instance_gpu_map.csv has the final word. The GPU alias
+parser, and the per-SKU seed dbt/seeds/instance_gpu_map.csv has the final word. That seed is the
+instance catalogue, generated from warehouse/reference_instances.py, which the benchmark parsers
+read too (warehouse.reference.find_instance), so a price and a benchmark agree on a SKU's GPUs. The GPU alias
 list (Slurm's bare `a100` and the like) is not applied here: its assumptions are about our
 clusters, not about cloud SKUs.
 """

@@ -119,7 +119,7 @@ def test_commands_flags_win_over_name(tmp_path: Path) -> None:
 def test_gpu_type_variants(text: str, sku: str, count: int, gpus: int, network: str | None) -> None:
     hw = parse_gpu_type(text)
     assert (hw["vm_sku"], hw["vm_count"], hw["gpu_count"], hw["network"]) == (sku, count, gpus, network)
-    assert hw["gpu_model"] == "NVIDIA A100-SXM4-40GB"
+    assert hw["gpu_model"] == "A100-40GB"  # the instance catalogue gives the canonical gpu_catalog id
 
 
 def test_nightly_table(vllm_dir: Path) -> None:

@@ -1,7 +1,7 @@
 -- One row per benchmark run with its hardware, workload, candidate label and physics floors.
 -- Hardware: a vLLM result carries none; its `.commands.json` sidecar (same file stem) gives the VM
 -- SKU x count and TP/PP. The SKU is resolved through the instance_gpu_map seed (canonical GPU and
--- GPUs per VM); otherwise the GPU named in the file, through the gpu_aliases seed, else the
+-- GPUs per VM; the same instance catalogue the parsers resolved it with); otherwise the GPU named in the file, through the gpu_aliases seed, else the
 -- canonical_gpu_model name rules (staging). Workload: the registry workload whose
 -- benchmark_match.model_id equals the run's model (case-insensitive); none or several -> null.
 -- vLLM nightly-table rows that repeat a per-run result file (its stem ends with the table's test
@@ -35,6 +35,8 @@ instance_map as (
     select lower(sku) as sku, any_value(provider) as cloud, any_value(gpu_model) as gpu_model,
            any_value(cast(gpu_count as double)) as gpus_per_vm
     from {{ ref('instance_gpu_map') }}
+    -- machines only: price-list ids and per-GPU offer names (sku_kind price_id / gpu) are no VM
+    where sku_kind = 'instance'
     group by lower(sku)
     having count(distinct gpu_model) = 1
 ),
