@@ -402,9 +402,11 @@ work_rows as (
     inner join demand on demand.workload_id = own.workload_id
     cross join {{ ref('int_decision_instance_offers') }} as offers
     inner join {{ ref('dim_gpu') }} as gpus on gpus.gpu_model = offers.gpu_model
+    -- Memory is checked on one instance holding the whole training state (conservative: sharding over
+    -- more instances only lowers the per-GPU share).
     left join fit_one_session as fit
         on fit.workload_id = own.workload_id and fit.gpu_model = offers.gpu_model
-        and fit.gpu_count = ceil(own.job_gpus / cast(offers.gpus_per_instance as double)) * offers.gpus_per_instance
+        and fit.gpu_count = offers.gpus_per_instance
     left join reference on reference.decision_workload_id = own.workload_id
     where demand.monthly_accepted_demand is not null and reference.decision_workload_id is null
       and (offers.gpu_model = own.gpu_model or (gpus.bf16_dense_tflops > 0 and own.own_tflops > 0))

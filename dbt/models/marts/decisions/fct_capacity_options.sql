@@ -1,6 +1,6 @@
 -- Rent, reserve, buy or use an API, per workload, for the shape of its best eligible GPU candidate
 -- (fct_candidate_comparison), compared like with like (docs/cost_model.md, "Capacity options"):
---   hours needed: always-on endpoints are billed every hour (730 h); batch/experiment shapes the
+--   hours needed: always-on endpoints are billed every hour of the demand month; batch/experiment shapes the
 --                 hours the candidate needs (billed_hours)
 --   on-demand     instances x price per instance-hour x hours needed
 --   spot          instances x spot rate (observed for the instance, else on-demand x the spot
@@ -87,7 +87,7 @@ owned_costs as (
 options as (
     select workload_id, 'on-demand' as option, candidate, instances * rate * hours_needed as compute_cost,
            hours_needed as hours_billed, cast(null as double) as break_even_utilisation, 'known' as capex_status,
-           case when operating_mode = 'always-on' then 'always-on endpoint: every hour billed (730 h), no idle-hour discount'
+           case when operating_mode = 'always-on' then 'always-on endpoint: every hour of the month billed (' || cast(round(hours_needed) as string) || ' h), no idle-hour discount'
                 else 'pay for the ' || cast(round(hours_needed, 1) as string) || ' h the demand needs' end as basis_note
     from base
     union all
@@ -161,12 +161,17 @@ final as (
             as monthly_cost,
         round(options.hours_billed, 2) as hours_billed,
         round(options.break_even_utilisation, 4) as break_even_utilisation,
-        round(base.hours_needed / base.hours_per_month, 4) as needed_utilisation,
+        -- Always-on needs every hour of its month (the candidate bills the demand month's hours, 720 in a
+        -- 30-day month, while commitments are quoted on the 730-h average month).
+        round(case when base.operating_mode = 'always-on' then 1.0
+                   else least(1.0, base.hours_needed / base.hours_per_month) end, 4) as needed_utilisation,
         round(base.measured_utilisation, 4) as measured_utilisation,
         case when base.operating_mode = 'always-on' then 'always-on: every hour needed'
              else 'hours the Stage-4 candidate needs for the production demand' end as utilisation_basis,
         case when options.break_even_utilisation is null then null
-             else base.hours_needed / base.hours_per_month >= options.break_even_utilisation end as beats_on_demand,
+             else case when base.operating_mode = 'always-on' then 1.0
+                       else least(1.0, base.hours_needed / base.hours_per_month) end >= options.break_even_utilisation
+             end as beats_on_demand,
         options.capex_status,
         options.basis_note,
         case
