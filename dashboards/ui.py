@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from reporting.formatting import exact, fmt_money
+from reporting.safe_text import csv_frame, md_frame, md_text
 from warehouse import serving, serving_quality, serving_screens
 from warehouse.home import Home, resolve_home
 from warehouse.status import read_status
@@ -55,7 +56,7 @@ def banner() -> None:
         st.warning(f"No publication yet: {serving_db().name} has not been published in {home()}.")
     as_of = fmt_time(pub["published_at"]) if pub else "never"
     if status is not None and not status.get("ok", True):
-        st.error(f"Last refresh failed because {status.get('message') or 'of an unknown error'}; "
+        st.error(f"Last refresh failed because {md_text(status.get('message') or 'of an unknown error')}; "
                  f"showing the publication of {as_of} (data as of {as_of}).")
     elif pub is not None:
         refreshed = f" · last refresh ok at {status['finished_at']}" if status else ""
@@ -140,12 +141,15 @@ def plot(fig: Any, *, y_title: str | None = None, x_title: str | None = None, sh
 
 
 def _csv(df: pd.DataFrame) -> bytes:
-    """CSV with exact amounts: Decimals as fixed-point text ('0.000000000000', never '0E-12')."""
-    out = df.copy()
+    """CSV with exact amounts: Decimals as fixed-point text ('0.000000000000', never '0E-12'); names that a
+    spreadsheet would run as formulas are quoted (before the amounts become text, so those stay numbers)."""
+    out = csv_frame(df)
     for col in out.columns:
         if out[col].dtype == object:
             out[col] = out[col].map(exact)
-    return out.to_csv(index=False).encode()
+    # CRLF rows (RFC 4180): the csv writer then quotes a cell holding a CR, which with '\n' rows it leaves bare,
+    # so a spreadsheet would start a new row inside a name and read what follows the CR as a formula.
+    return out.to_csv(index=False, lineterminator="\r\n").encode()
 
 
 def table(shown: pd.DataFrame, name: str, *, raw: pd.DataFrame | None = None, printed_max: int = 60,
@@ -155,7 +159,8 @@ def table(shown: pd.DataFrame, name: str, *, raw: pd.DataFrame | None = None, pr
     Up to `printed_max` rows print as text (selectable, wraps at 1280 px); more scroll in a grid. The CSV
     holds `raw` (exact amounts, column names as published) when given, else the rows as shown."""
     if len(shown) <= printed_max and not column_config:
-        st.table(shown, hide_index=True)
+        # st.table renders every cell as Markdown: names are untrusted, so cells show their text literally.
+        st.table(md_frame(shown), hide_index=True)
     else:
         st.dataframe(shown, hide_index=True, column_config=column_config,
                      **({"height": height} if height else {}))

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from reporting.formatting import exact
+from reporting.safe_text import md_text
 from reporting.team_reports import safe_name
 from warehouse import serving
 
@@ -73,7 +74,7 @@ def _md_table(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return "_none_\n"
     cols = list(rows[0])
-    cell = lambda v: "" if v is None else str(v).replace("|", "\\|").replace("\n", " ")
+    cell = lambda v: "" if v is None else md_text(v)  # also no link, HTML or emphasis from untrusted names
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(cell(r.get(c)) for c in cols) + " |" for r in rows]
     return "\n".join(lines) + "\n"
@@ -173,7 +174,7 @@ def _markdown(rec: dict[str, Any]) -> str:
     slo = rec["acceptance_criteria"]["slo"]
     today = rec.get("today")
     parts = [
-        f"# GPU decision: {rec['workload_id']} ({rec['decided_on']})\n",
+        f"# GPU decision: {md_text(rec['workload_id'])} ({rec['decided_on']})\n",
         f"Computed from publication run `{pub.get('run_id')}` published {pub.get('published_at')} UTC.\n",
         f"## Decision\n\nChosen candidate: {chosen}.\n\n{rec.get('decision', '')}\n",
         ("## Today\n\n" + _md_table([today])) if today else "## Today\n\n_no production cost recorded_\n",

@@ -6,7 +6,8 @@ month with any cost in the chargeback or the all-in showback (or one team / mont
 (Invoice -> Chargeback -> All-in showback) with the team's bridge. The HTML has inline CSS and hand-drawn inline
 SVG bars, so it opens offline and needs no JavaScript; the CSV keeps exact decimal amounts in a
 long format (section, item, metric, value) so finance can load it as is. Team names are untrusted:
-they are HTML-escaped in the page and sanitised in file names.
+they are HTML-escaped in the page, sanitised in file names and quoted in the CSV where a spreadsheet would
+run them as formulas (reporting.safe_text).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from reporting.formatting import column_label, exact, fmt_money, fmt_unit_cost
+from reporting.safe_text import csv_cell
 from reporting.team_anomalies import team_anomalies_html
 from reporting.team_money import bridge_html, figures_html, team_bridge, write_index
 from warehouse import serving
@@ -245,7 +247,8 @@ def _write_one(folder: Path, stem: str, team: str, label: str, parts: dict[str, 
     with csv_path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(["section", "team_id", "month", "currency", "item", "metric", "value", "run_id", "published_at"])
-        writer.writerows([exact(v) for v in row] for row in _csv_rows(team, label, parts, pub))
+        # Names are untrusted: a text cell that a spreadsheet would run as a formula is quoted; amounts stay numbers.
+        writer.writerows([exact(csv_cell(v)) for v in row] for row in _csv_rows(team, label, parts, pub))
     return [html_path, csv_path]
 
 

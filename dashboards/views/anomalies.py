@@ -13,6 +13,7 @@ import streamlit as st
 
 from dashboards import ui
 from reporting.formatting import fmt_money
+from reporting.safe_text import md_text
 from warehouse import serving_anomalies as readers
 
 DIMENSIONS = {"team": "Team", "workload": "Workload", "provider": "Provider", "service": "Service",
@@ -108,10 +109,12 @@ else:
         })
         ui.table(table, "cost_anomalies", raw=shown_anomalies)
         for _, row in shown_anomalies.head(MAX_CHARTS).iterrows():
-            with st.expander(f"{row['day']} · {DIMENSIONS.get(row['dimension'], row['dimension'])} "
-                             f"{row['dimension_value']} · {row['direction']} · {row['root_cause']}",
-                             expanded=len(shown_anomalies) <= 3):
-                st.markdown(f"**Root cause** ({row['root_cause_dimension'] or 'none'}): {row['root_cause']}")
+            # Labels and text here are Markdown: team and workload names in them are shown literally.
+            with st.expander(f"{row['day']} · {md_text(DIMENSIONS.get(row['dimension'], row['dimension']))} "
+                             f"{md_text(row['dimension_value'])} · {md_text(row['direction'])} · "
+                             f"{md_text(row['root_cause'])}", expanded=len(shown_anomalies) <= 3):
+                st.markdown(f"**Root cause** ({md_text(row['root_cause_dimension'] or 'none')}): "
+                            f"{md_text(row['root_cause'])}")
                 series_chart(path, row)
         if len(shown_anomalies) > MAX_CHARTS:
             st.caption(f"Charts for the newest {MAX_CHARTS} anomalies; every anomaly is in the table and its CSV.")
@@ -136,7 +139,7 @@ else:
     breaches = rows[rows["budget_breach_date"].notna()]
     if not breaches.empty:
         st.warning("Budget forecast to be exceeded: " + "; ".join(
-            f"{r.team_id} {ui.month(r.forecast_month)} on {r.budget_breach_date} "
+            f"{md_text(r.team_id)} {ui.month(r.forecast_month)} on {r.budget_breach_date} "
             f"({fmt_money(r.forecast, r.currency)} vs budget {fmt_money(r.budget_monthly, r.currency)})"
             for r in breaches.itertuples(index=False)))
     shown = pd.DataFrame({

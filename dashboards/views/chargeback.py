@@ -9,6 +9,7 @@ import streamlit as st
 
 from dashboards import filters, money, ui
 from reporting.formatting import basis_label, column_label, fmt_money
+from reporting.safe_text import md_text
 from warehouse import serving
 
 MONEY = ["total_cost", "billed_cost", "amortised_cost", "unused_commitment", "direct_cost", "shared_cost",
@@ -45,7 +46,7 @@ if rows is not None:
         # A negative row no team owns puzzles every reader: name what makes it up.
         parts = [f"{label} {fmt_money(getattr(r, c), r.currency)}" for c, label in PARTS.items()
                  if c in rows and pd.notna(getattr(r, c)) and getattr(r, c) != 0]
-        notes.append(f"- {r.team_id} {ui.month(r.billing_period_start)}: {fmt_money(r.total_cost, r.currency)} = "
+        notes.append(f"- {md_text(r.team_id)} {ui.month(r.billing_period_start)}: {fmt_money(r.total_cost, r.currency)} = "
                      f"{' + '.join(parts) or 'no component'}")
     if notes:
         st.info("Negative rows no team owns: credits (and the tax on them) on bill lines that no team's usage "

@@ -11,6 +11,7 @@ import streamlit as st
 
 from dashboards import ui
 from reporting.formatting import fmt_money
+from reporting.safe_text import md_text
 from warehouse import serving, serving_quality, serving_screens
 
 path = ui.serving_db()
@@ -50,7 +51,9 @@ if checks is not None:
         st.warning(f"{warned} warnings and {len(not_passed) - warned} failed non-blocking checks of {len(checks)} "
                    "(a blocking failure would have withheld this publication). Open one for the rows it found.")
         for row in not_passed.itertuples(index=False):
-            with st.expander(f"{row.status.upper()} · {row.check_name} ({row.target}): {row.detail}"):
+            # An expander label is Markdown; a check's detail can quote file, team or tag names.
+            with st.expander(f"{md_text(row.status.upper())} · {md_text(row.check_name)} ({md_text(row.target)}): "
+                             f"{md_text(row.detail)}"):
                 found = ui.guard(serving.check_failures, path, row.check_name)
                 if found is None or found.empty:
                     st.caption("No rows were published with this check.")

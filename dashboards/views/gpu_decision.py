@@ -9,6 +9,7 @@ import streamlit as st
 
 from dashboards import filters, ui
 from reporting.formatting import fmt_money
+from reporting.safe_text import md_text
 from warehouse import serving
 
 path = ui.serving_db()
@@ -64,14 +65,17 @@ if candidates is not None and not candidates.empty:
             saving = best.get("monthly_savings")
             c4.metric(f"Saving per month ({cur})", fmt_money(saving, cur) if pd.notna(saving) else "n/a",
                       delta=_pct(best.get("savings_pct")) if pd.notna(best.get("savings_pct")) else None)
-            st.markdown(f"**Recommended route:** {best['candidate']} · {ui.unit_cost(best['effective_unit_cost'], cur)} "
-                        f"per {unit} · evidence: {best.get('evidence') or 'n/a'} · gates passed: memory "
+            # Candidate names and evidence labels come from registries and benchmark files: shown literally.
+            st.markdown(f"**Recommended route:** {md_text(best['candidate'])} · "
+                        f"{md_text(ui.unit_cost(best['effective_unit_cost'], cur))} per {unit} · evidence: "
+                        f"{md_text(best.get('evidence') or 'n/a')} · gates passed: memory "
                         f"({_pct(best.get('memory_margin_pct'))} margin), latency SLO "
-                        f"({best.get('latency_evidence') or 'n/a'}), quality ({best.get('quality_evidence') or 'n/a'})")
+                        f"({md_text(best.get('latency_evidence') or 'n/a')}), quality "
+                        f"({md_text(best.get('quality_evidence') or 'n/a')})")
             if pd.notna(saving) and float(saving) < 0:
                 st.warning("The best eligible candidate costs more than today: keep today's setup.")
     for _, row in candidates[kinds == "missing_evidence"].iterrows():
-        st.info(f"Evidence to collect next: {row['candidate']}")
+        st.info(f"Evidence to collect next: {md_text(row['candidate'])}")
 
     out = candidates[~ok & ~kinds.isin(["current", "missing_evidence"])]
     st.subheader(f"Eligible candidates, cheapest per {unit} first ({cur})")
@@ -144,7 +148,7 @@ if workload:
     if options is not None and options.empty:
         st.caption("No capacity options: the workload has no eligible GPU candidate to price.")
     if options is not None and not options.empty:
-        st.caption(f"For the best eligible GPU candidate: {options['candidate'].iloc[0]}.")
+        st.caption(f"For the best eligible GPU candidate: {md_text(options['candidate'].iloc[0])}.")
         flat = ui.to_float(options)
         has = flat[flat["break_even_utilisation"].notna()]
         if not has.empty:
@@ -162,7 +166,7 @@ if workload:
             ui.plot(fig, share=True, y_title="Break-even utilisation", x_title="Option")
         missing = flat[flat["break_even_utilisation"].isna()]
         if not missing.empty:
-            st.caption("No break-even: " + "; ".join(f"{o} ({n})" for o, n in zip(
+            st.caption("No break-even: " + "; ".join(f"{md_text(o)} ({md_text(n)})" for o, n in zip(
                 missing["option"], _col(missing, "basis_note").fillna(_col(missing, "capex_status")))) + ".")
         table = pd.DataFrame({
             "Option": options["option"],

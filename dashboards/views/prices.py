@@ -9,6 +9,7 @@ import streamlit as st
 
 from dashboards import filters, ui
 from reporting.formatting import fmt_money
+from reporting.safe_text import md_text
 from warehouse import serving, serving_screens
 
 STALE_AFTER_DAYS = 7  # the Data quality page's default: a price not re-observed for a week may have changed
@@ -33,10 +34,13 @@ elif current is not None:
     c2.metric("Stale (cheapest offer older than "
               f"{STALE_AFTER_DAYS} days)", f"{int(current['stale'].sum()):,} of {len(current):,}")
     c3.metric("Cheapest GPU-hour", fmt_money(cheapest["price_per_gpu_hour"], cur),
-              help=f"{cheapest['gpu_model']} {cheapest['pricing_category']} at {cheapest['provider']} "
-                   f"{cheapest['sku']}, observed {ui.fmt_time(cheapest['last_observed_at'])}")
-    st.caption(f"Cheapest GPU-hour: {cheapest['gpu_model']} ({cheapest['pricing_category']}) at "
-               f"{cheapest['provider']} {cheapest['sku']}, last observed {ui.fmt_time(cheapest['last_observed_at'])}"
+              help=f"{md_text(cheapest['gpu_model'])} {md_text(cheapest['pricing_category'])} at "
+                   f"{md_text(cheapest['provider'])} {md_text(cheapest['sku'])}, observed "
+                   f"{ui.fmt_time(cheapest['last_observed_at'])}")
+    # Model, provider and SKU names come from price pages and exports: shown literally, never as Markdown.
+    st.caption(f"Cheapest GPU-hour: {md_text(cheapest['gpu_model'])} ({md_text(cheapest['pricing_category'])}) at "
+               f"{md_text(cheapest['provider'])} {md_text(cheapest['sku'])}, last observed "
+               f"{ui.fmt_time(cheapest['last_observed_at'])}"
                f", {int(cheapest['age_days']):,} days before the publication"
                + (" (stale)." if cheapest["stale"] else "."))
 

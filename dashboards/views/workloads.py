@@ -8,6 +8,7 @@ import streamlit as st
 
 from dashboards import filters, ui
 from reporting.formatting import fmt_money
+from reporting.safe_text import md_text
 from warehouse import serving
 
 COMPONENT_LABELS = {c: c.replace("_", " ").capitalize() for c in serving.UNIT_COST_COMPONENTS}
@@ -55,12 +56,12 @@ elif units is not None:
     unit = row.get("unit_of_success") or "accepted output"
     c1, c2, c3, c4 = st.columns(4)
     c1.metric(f"All-in cost {ui.month(row['period'])} ({cur})", fmt_money(row["all_in_cost"], cur))
-    c2.metric(f"Effective cost per {unit}", ui.unit_cost(row["effective_unit_cost"], cur))
+    c2.metric(f"Effective cost per {md_text(unit)}", ui.unit_cost(row["effective_unit_cost"], cur))
     c3.metric("Naive cost per produced output", ui.unit_cost(row["naive_unit_cost"], cur))
     c4.metric("Accepted / produced outputs",
               f"{int(row['accepted_outputs'] or 0):,} / {int(row['produced_outputs'] or 0):,}")
     if row.get("unit_cost_note"):
-        st.caption(str(row["unit_cost_note"]))
+        st.caption(md_text(row["unit_cost_note"]))  # registry text: shown literally
 
     shown = production if not production.empty else units
     components = [c for c in serving.UNIT_COST_COMPONENTS if c in shown.columns and shown[c].fillna(0).any()]
