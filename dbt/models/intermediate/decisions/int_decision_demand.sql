@@ -117,11 +117,11 @@ final as (
         demand_extrapolation,
         today_period_cost,
         today_accepted_outputs,
-        -- Scaling by an exact ratio of integers keeps the money exact to 12 decimals.
-        {{ money('round(cast(today_period_cost as double) * extrapolation_factor, 6)') }} as today_monthly_cost,
-        {{ money('round(cast(coalesce(today_period_compute_cost, 0) as double) * extrapolation_factor, 6)') }}
+        -- Scaled in DOUBLE, cast to DECIMAL and rounded there to 6 decimals: no binary residue.
+        {{ money('round(' ~ money('cast(today_period_cost as double) * extrapolation_factor') ~ ', 6)') }} as today_monthly_cost,
+        {{ money('round(' ~ money('cast(coalesce(today_period_compute_cost, 0) as double) * extrapolation_factor') ~ ', 6)') }}
             as today_compute_monthly,
-        {{ money('round(cast(coalesce(today_period_platform_labor, 0) as double) * extrapolation_factor, 6)') }}
+        {{ money('round(' ~ money('cast(coalesce(today_period_platform_labor, 0) as double) * extrapolation_factor') ~ ', 6)') }}
             as today_platform_labor,
         today_unit_cost,
         cast(today_accepted_outputs as double) * extrapolation_factor as monthly_accepted_demand,
