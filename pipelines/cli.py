@@ -60,8 +60,7 @@ def sigterm_kept() -> Iterator[None]:
     SIGINT does when an execution ends; in a process started in the background without job control
     (cron, `nohup cmd &` in a script, some CI runners) SIGINT is ignored, so every later SIGTERM was
     ignored too: the process and every process it started afterwards (they inherit an ignored
-    signal) could no longer be stopped by `kill`, `timeout` or a service manager (found in CI run
-    119, issue 23: a test's dbt server outlived its SIGTERM)."""
+    signal) could no longer be stopped by `kill`, `timeout` or a service manager."""
     if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
         yield
         return
@@ -75,7 +74,7 @@ def sigterm_kept() -> Iterator[None]:
 def execute_refresh(
     home: Path, inputs: Path, *, full_refresh: bool = False,
     backfill_from: str | None = None, backfill_to: str | None = None, engine: str = "duckdb",
-    progress: bool = False, docs: bool = True,
+    progress: bool = False, docs: bool = True, lock_wait: float = 0.0,
 ) -> tuple[bool, str, str]:
     """Run the nightly job once in process; returns (success, run_id, failure reason).
 
@@ -84,8 +83,19 @@ def execute_refresh(
     `engine` runs the dbt transforms on DuckDB (default) or Spark (pipelines/engines.py).
     `progress` prints one line per stage on stderr (pipelines/progress.py). `docs=False` skips the
     dbt docs site (a separate dbt process, ~4 s of CPU), for callers that only need the warehouse.
+    One refresh of a home at a time: another one running makes this wait up to `lock_wait` seconds,
+    then raise `RefreshBusy` (warehouse/refresh_lock.py) before anything of the home is touched.
     """
+    from warehouse.refresh_lock import refresh_lock
+
     paths = Home(home).ensure()
+    with refresh_lock(paths.root, wait_s=lock_wait):
+        return _refresh_locked(paths, inputs, full_refresh=full_refresh, backfill_from=backfill_from,
+                               backfill_to=backfill_to, engine=engine, progress=progress, docs=docs)
+
+
+def _refresh_locked(paths: Home, inputs: Path, *, full_refresh: bool, backfill_from: str | None,
+                    backfill_to: str | None, engine: str, progress: bool, docs: bool) -> tuple[bool, str, str]:
     from pipelines.dbt_project import parse_manifest
 
     parse_manifest()  # re-parses only when the dbt project changed since the last parse
@@ -152,6 +162,7 @@ def run(
     engine: str = typer.Option("duckdb", help="where dbt transforms run: duckdb (embedded) or spark (docs/spark.md)"),
     profile: bool = typer.Option(False, "--profile", help="print seconds per stage (also kept in last_refresh.json)"),
     docs: bool = typer.Option(True, "--docs/--no-docs", help="regenerate HOME/dbt-docs when stale (~4 s); --no-docs leaves it"),
+    wait: float = typer.Option(0.0, "--wait", help="seconds to wait for another refresh of this home to finish (exit 3 after)"),
 ) -> None:
     """One refresh: land -> raw -> dbt build -> checks -> publish. Exit 0 only if published.
 
@@ -175,8 +186,15 @@ def run(
         raise typer.Exit(2)
     # Printed first and flushed, so a piped run says what it is doing from its first second.
     console.print(f"refreshing {home_dir} from {inputs_dir} (log: {Home(home_dir).run_log})", soft_wrap=True)
-    ok, run_id, reason = execute_refresh(home_dir, inputs_dir, full_refresh=full_refresh, backfill_from=backfill_from,
-                                         backfill_to=backfill_to, engine=engine, progress=True, docs=docs)
+    from warehouse.refresh_lock import RefreshBusy
+
+    try:
+        ok, run_id, reason = execute_refresh(home_dir, inputs_dir, full_refresh=full_refresh, backfill_from=backfill_from,
+                                             backfill_to=backfill_to, engine=engine, progress=True, docs=docs,
+                                             lock_wait=wait)
+    except RefreshBusy as exc:  # the running refresh owns the home: nothing was touched, nothing to summarise
+        console.print(f"[red]{exc}[/red]", soft_wrap=True)
+        raise typer.Exit(3) from exc
     if not ok:
         console.print(f"[red]refresh failed, publication withheld:[/red] {reason}")
         if Home(home_dir).serving_db.exists():

@@ -32,7 +32,11 @@ SECRET_VALUE_PATTERNS: tuple[str, ...] = (
     r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{16,}",  # OpenAI / Anthropic (sk-ant-...) / LiteLLM virtual keys
     r"(?<![A-Z0-9])(AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])",  # AWS access key id
     r"\b[Bb][Ee][Aa][Rr][Ee][Rr]\s+(?=[A-Za-z0-9._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{16,}",  # a token with a digit
-    r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.",  # JWT
+    # JWT, signature included: header.payload alone would leave the signature, which is what
+    # makes the token usable, readable after the hash.
+    r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
+    # A password in a URL's user-info (postgres://admin:secret@db); `_URL_PASSWORD` keeps the rest.
+    r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:(?!sha256:)[^/\s@]+@",
     r"(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
     r"xox[abposr]-[A-Za-z0-9-]{10,}",  # Slack
     r"AIza[0-9A-Za-z_-]{30,}",  # Google API key
@@ -79,9 +83,18 @@ _KEYED_RE = re.compile(rf"""(?i)((?<![\w-])[\w-]*{_KEY_WORD}[\w-]*["']*\s*[:=]\s
 _FLAG_RE = re.compile(rf"""(?i)((?<![\w-])--[\w-]*{_KEY_WORD}[\w-]*\s+["']?)([^"'\s-][^"'\s]*)""")
 
 
+#: In free text only the password of a URL's user-info is replaced; scheme, user and host stay.
+_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:)(?!sha256:)([^/\s@]+)(@)")
+
+
 def scrub_text_n(text: str) -> tuple[str, int]:
     """(free text with every credential replaced by its hash, credentials replaced)."""
     found = 0
+
+    def url(m: re.Match[str]) -> str:
+        nonlocal found
+        found += 1
+        return m.group(1) + redact(m.group(2)) + m.group(3)
 
     def shape(m: re.Match[str]) -> str:
         nonlocal found
@@ -96,7 +109,7 @@ def scrub_text_n(text: str) -> tuple[str, int]:
         found += 1
         return m.group(1) + redact(value)
 
-    text = _SECRET_RE.sub(shape, text)
+    text = _SECRET_RE.sub(shape, _URL_PASSWORD.sub(url, text))
     for rx in (_KEYED_RE, _FLAG_RE):
         text = rx.sub(keyed, text)
     return text, found
@@ -117,7 +130,7 @@ def scrub_text(text: str | None) -> str | None:
 
 #: RE2 (Arrow) pre-filter over a column's distinct values; `scrub_value` decides on the few it picks.
 CANDIDATE_RE2 = (r"(?i)sk-|AKIA|ASIA|bearer|eyJ|gh[pousr]_|github_pat_|hf_|xox|AIza|PRIVATE KEY|passw|secret"
-                 r"|token|credential|authoriz|api[-_]?key|access[-_]?key")
+                 r"|token|credential|authoriz|api[-_]?key|access[-_]?key|://[^/@\s]*:[^/@\s]+@")
 #: Already a digest (LiteLLM's api_key hash, a redacted value): never judged again.
 _DIGEST = re.compile(r"(sha256:)?[0-9a-f]{64}")
 
@@ -212,3 +225,15 @@ def scrub_output(output: ParseOutput) -> tuple[ParseOutput, dict[str, int]]:
     if hits:
         counts["rejects"] = hits
     return ParseOutput(tables=tables, rejects=rejects, warnings=[scrub_text(w) or "" for w in output.warnings]), counts
+
+
+#: Characters a recorded name never carries: control characters (a newline would forge a log or
+#: manifest line, an escape sequence would repaint a terminal) and the Unicode bidi overrides.
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def scrub_name(name: str, limit: int = 255) -> str:
+    """A file name or path as it may be recorded (landing manifest, hash cache, `source_files`, rejects,
+    Dagster's run history): credentials replaced by their hash, unprintable characters by `?`, cut to
+    `limit` characters after the scrub (a cut credential may no longer look like one)."""
+    return _UNPRINTABLE.sub("?", scrub_text(name) or "")[:limit]

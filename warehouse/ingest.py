@@ -172,6 +172,8 @@ def _read_ahead(con: duckdb.DuckDBPyConnection, pool: ThreadPoolExecutor, f: Lan
                 landing_dir: Path) -> _Ahead | None:
     """Start a file's parse and Parquet write in `pool` when it needs no database until its commit: a
     batched format, a file-stored table, no plausibility gate. None: the loader does it in order."""
+    if f.refused:
+        return None
     path = landing_dir / f.landed_path
     fmt = recognise(path, f.family)
     if fmt is None or fmt.stream is None:
@@ -193,6 +195,11 @@ def load_landed(
     """Parse one landed file and replace its rows; quarantine what cannot be read. The raw tables
     exist already (`ingest_family` creates them once per ingest). `ahead`: the parse and the Parquet
     file were started in a worker thread; only the commit and the audit rows are left."""
+    if f.refused:  # refused at landing (a link out of the inputs, a hidden name...): no bytes to parse
+        msg = f"{f.original_name}: {f.refused}"
+        summary.problems.append(msg)
+        _record(con, f, "refused", "unreadable", 0, [Reject(None, "unreadable_file", f.refused)], msg, run_id)
+        return
     path = landing_dir / f.landed_path
     fmt = ahead.fmt if ahead is not None else recognise(path, f.family)
     if fmt is None:

@@ -7,6 +7,16 @@ Every input file is offered again each night, so its sha256 is kept in `HOME/lan
 (beside the landing folder, which holds only the manifest and landed files) by (path, size,
 mtime_ns, inode, ctime_ns): an unchanged file is not read again (7.7 GB, ~32 s a night at 1,000
 GPUs x 30 days); any change of size, mtime, inode or ctime re-hashes it.
+
+What is read from an inputs folder (`scan_inputs`): regular files under inputs/<family>/. A
+symbolic link is followed only when it resolves to a file inside the inputs folder: a link out of
+it (`usage/x.prom -> /etc/passwd`), a broken link and a link to a folder are refused, and so are
+hidden names (a leading `.`: editor swap files, rsync partials, `..\\x.prom`), FIFOs, sockets,
+devices and files that cannot be opened. Nothing is dropped silently: each refused input gets a
+manifest row with `refused` set and no bytes landed, and the loader quarantines it as an unreadable
+file with that reason. Only documentation notes (`NOT_INPUTS`) and the fetch configs are passed over.
+Names are recorded only through `sources.secrets.scrub_name` (credentials hashed, control
+characters replaced): the manifest, the hash cache and everything loaded from them.
 """
 
 from __future__ import annotations
@@ -19,8 +29,10 @@ import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
+
+from sources.secrets import scrub_name
 
 MANIFEST = "manifest.jsonl"
 HASH_CACHE = "landing_hashes.json"  # in the home, beside landing/
@@ -29,6 +41,9 @@ HASH_WORKERS = max(1, min(4, os.cpu_count() or 1))
 # Fetch configuration (pipelines/defs/ingest/fetch.py; repository defaults in config/fetch/) may sit in
 # inputs/registry/: not data, never landed.
 FETCH_CONFIGS = frozenset({"price_sources.yaml", "api_spend_sources.yaml"})
+#: Not inputs: notes kept beside the data (PROVENANCE.md documents a sample) and folder placeholders.
+NOT_INPUTS = frozenset({"PROVENANCE.MD", "README.MD", "LICENSE", "NOTICE", ".GITKEEP", ".DS_STORE"})
+PATH_LIMIT = 4096  # characters of a recorded origin path (a name: 255)
 _EXT = re.compile(r"(\.[A-Za-z0-9]{1,8}){1,2}$")
 
 
@@ -44,12 +59,19 @@ class LandedFile:
     size: int
     observed_at: str
     http_status: int | None = None
+    refused: str | None = None  # why the input was not landed (nothing in landed_path); loaded as a reject
+
+
+def _open_nofollow(path: Path):
+    """Open for reading, refusing a symbolic link: a file swapped for a link after the scan fails
+    here (ELOOP) instead of being read through the link; a FIFO put there opens without blocking."""
+    return os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)), "rb")
 
 
 def sha256_of(path: Path) -> str:
     """Streaming sha256 of a file."""
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with _open_nofollow(path) as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
@@ -76,14 +98,14 @@ class HashCache:
 
     def sha256(self, src: Path) -> str:
         """The file's sha256, from the cache when its stat is unchanged, else read (and remembered)."""
-        key = str(src.absolute())
+        key = scrub_name(str(src.absolute()), PATH_LIMIT)  # a token in a path is never kept here
         self.used.add(key)
-        before = _stat_key(os.stat(src))
+        before = _stat_key(os.stat(src, follow_symlinks=False))
         hit = self.entries.get(key)
         if hit and hit.get("stat") == before:
             return hit["sha256"]
         digest = sha256_of(src)
-        after = os.stat(src)
+        after = os.stat(src, follow_symlinks=False)
         # Not remembered if the file changed while it was read, or was written in the last few
         # seconds: a second write within the same timestamp tick and of the same size would keep
         # every stat field (git's "racily clean" case); such a file is simply hashed again next time.
@@ -93,13 +115,20 @@ class HashCache:
             self.changed = True
         return digest
 
-    def sha256_all(self, paths: list[Path]) -> list[str]:
-        """`sha256` of each path, HASH_WORKERS files at a time: hashlib releases the GIL while it
-        digests, so a fleet's inputs hash on every core (the landing of a 1,000-GPU month is ~8 GB)."""
+    def _sha256_or_error(self, src: Path) -> str | OSError:
+        try:
+            return self.sha256(src)
+        except OSError as exc:
+            return exc
+
+    def sha256_all(self, paths: list[Path]) -> list[str | OSError]:
+        """`sha256` of each path (or the OSError that stopped its read), HASH_WORKERS files at a time:
+        hashlib releases the GIL while it digests, so a fleet's inputs hash on every core (the landing
+        of a 1,000-GPU month is ~8 GB)."""
         if len(paths) < 2:
-            return [self.sha256(p) for p in paths]
+            return [self._sha256_or_error(p) for p in paths]
         with ThreadPoolExecutor(HASH_WORKERS) as pool:
-            return list(pool.map(self.sha256, paths))
+            return list(pool.map(self._sha256_or_error, paths))
 
     def save(self, prune: bool = False) -> None:
         """Write the cache atomically (a torn file would only cost a re-hash, never a wrong hash);
@@ -151,33 +180,96 @@ def land_file(
     target_dir = landing_dir / family
     target_dir.mkdir(parents=True, exist_ok=True)
     target = target_dir / f"{digest}{_safe_ext(src.name)}"
+    st = os.stat(src, follow_symlinks=False)
     if not target.exists():
         tmp = target.with_suffix(target.suffix + ".part")
-        shutil.copyfile(src, tmp)
+        with _open_nofollow(src) as fin, open(tmp, "wb") as fout:
+            shutil.copyfileobj(fin, fout, 1 << 20)
         tmp.replace(target)
-    stamp = (observed_at or datetime.fromtimestamp(src.stat().st_mtime, tz=timezone.utc)).astimezone(timezone.utc)
+    stamp = (observed_at or datetime.fromtimestamp(st.st_mtime, tz=UTC)).astimezone(UTC)
     row = LandedFile(
-        sha256=digest, family=family, original_name=src.name, origin=origin or str(src),
-        landed_path=str(target.relative_to(landing_dir)), size=src.stat().st_size,
-        observed_at=stamp.strftime("%Y-%m-%dT%H:%M:%SZ"), http_status=http_status,
+        sha256=digest, family=family, original_name=scrub_name(src.name),
+        origin=scrub_name(origin or str(src), PATH_LIMIT), landed_path=str(target.relative_to(landing_dir)),
+        size=st.st_size, observed_at=stamp.strftime("%Y-%m-%dT%H:%M:%SZ"), http_status=http_status,
     )
+    return _append(landing_dir, row, known), True
+
+
+def _append(landing_dir: Path, row: LandedFile, known: dict[tuple[str, str], LandedFile]) -> LandedFile:
     with open(landing_dir / MANIFEST, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(asdict(row), sort_keys=True) + "\n")
-    known[(family, digest)] = row
-    return row, True
+    known[(row.family, row.sha256)] = row
+    return row
+
+
+def refuse_input(
+    name: str, family: str, reason: str, landing_dir: Path, known: dict[tuple[str, str], LandedFile], origin: str,
+) -> tuple[LandedFile, bool]:
+    """Record an input that is not landed (see `scan_inputs`) as a manifest row without bytes, keyed by
+    the sha256 of (family, name, reason): offered again unchanged, it is the same row (no-op)."""
+    name, origin = scrub_name(name), scrub_name(origin, PATH_LIMIT)
+    digest = hashlib.sha256(f"refused\0{family}\0{name}\0{reason}".encode()).hexdigest()
+    if (family, digest) in known:
+        return known[(family, digest)], False
+    row = LandedFile(sha256=digest, family=family, original_name=name, origin=origin, landed_path="", size=0,
+                     observed_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), refused=reason)
+    return _append(landing_dir, row, known), True
+
+
+def _refusal(path: Path, real_root: Path, top: bool) -> str | None:
+    """Why one directory entry is not read as an input file (None: a file, or a folder to walk)."""
+    if path.name.startswith(".") and not top:
+        kind = "folder" if path.is_dir() and not path.is_symlink() else "file"
+        return f"hidden {kind} (name starts with '.'): not read; rename it to load it"
+    if path.is_symlink():
+        target = Path(os.path.realpath(path))
+        if not target.exists():
+            return "broken symbolic link: not read"
+        if not target.is_relative_to(real_root):
+            return "symbolic link to a path outside the inputs folder: not followed"
+        if target.is_dir():
+            return None if top else "symbolic link to a folder: not followed (its files are read where they are)"
+        return None if target.is_file() else "symbolic link to a FIFO, socket or device: not read"
+    if path.is_dir() or path.is_file():
+        return None
+    return "not a regular file (FIFO, socket or device): not read"
+
+
+def scan_inputs(inputs_dir: Path, family: str) -> tuple[list[Path], list[tuple[str, str]]]:
+    """(files to land under inputs/<family>/, recursively; refused inputs as (path relative to the
+    inputs folder, reason)). A symbolic link to a file inside the inputs folder is returned as
+    that file's real path, so landing reads it without following any link (see the module doc)."""
+    real_root = Path(os.path.realpath(inputs_dir))
+    root = inputs_dir / family
+    files: list[Path] = []
+    refused: list[tuple[str, str]] = []
+
+    def visit(path: Path, rel: str, top: bool) -> None:
+        if not top and (path.name.upper() in NOT_INPUTS
+                        or (family == "registry" and path.parent == root and path.name in FETCH_CONFIGS)):
+            return
+        reason = _refusal(path, real_root, top)
+        if reason is not None:
+            refused.append((rel, reason))
+        elif path.is_dir():
+            try:
+                children = sorted(os.scandir(path), key=lambda e: e.name)
+            except OSError as exc:
+                refused.append((rel, f"folder cannot be read: {exc.strerror}"))
+                return
+            for child in children:
+                visit(Path(child.path), f"{rel}/{child.name}", False)
+        else:
+            files.append(Path(os.path.realpath(path)) if path.is_symlink() else path)
+
+    if root.is_dir() or root.is_symlink():
+        visit(root, family, True)
+    return list(dict.fromkeys(files)), refused  # a file and a link to it: read once
 
 
 def input_files(inputs_dir: Path, family: str) -> list[Path]:
-    """Regular files under inputs/<family>/, recursively, skipping hidden files and provenance notes."""
-    root = inputs_dir / family
-    if not root.is_dir():
-        return []
-    return sorted(
-        p for p in root.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-        and p.name.upper() not in {"PROVENANCE.MD", "README.MD", "LICENSE", "NOTICE"}
-        and not (family == "registry" and p.parent == root and p.name in FETCH_CONFIGS)
-    )
+    """The files `scan_inputs` lands from inputs/<family>/ (without the refused ones)."""
+    return scan_inputs(inputs_dir, family)[0]
 
 
 def land_inputs(inputs_dir: Path, landing_dir: Path, families: tuple[str, ...]) -> tuple[int, int]:
@@ -188,11 +280,20 @@ def land_inputs(inputs_dir: Path, landing_dir: Path, families: tuple[str, ...]) 
     seen = new = 0
     try:
         for family in families:
-            files = input_files(inputs_dir, family)
+            files, refused = scan_inputs(inputs_dir, family)
             for src, digest in zip(files, hashes.sha256_all(files), strict=True):
-                _, landed = land_file(src, family, landing_dir, known=known, hashes=hashes, digest=digest)
+                try:
+                    if isinstance(digest, OSError):
+                        raise digest
+                    _, landed = land_file(src, family, landing_dir, known=known, hashes=hashes, digest=digest)
+                except OSError as exc:  # unreadable, or swapped for a link since the scan: refused, not fatal
+                    name = str(src.relative_to(inputs_dir)) if src.is_relative_to(inputs_dir) else src.name
+                    refused.append((name, f"cannot be read: {exc.strerror or exc}"))
+                    continue
                 seen += 1
                 new += int(landed)
+            for name, reason in refused:
+                refuse_input(name, family, reason, landing_dir, known, origin=str(inputs_dir / name))
     finally:
         hashes.save(prune=True)
     return seen, new

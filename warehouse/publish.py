@@ -40,8 +40,7 @@ def check_counts(con: duckdb.DuckDBPyConnection, run_id: str, catalog: str = "le
 def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime) -> dict[str, int]:
     """Write serving.duckdb from the working database; returns rows per published table."""
     tmp = serving_path.with_name(f".{serving_path.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
-    _remove_stale_temp_copies(serving_path)
+    _remove_stale_temp_copies(serving_path)  # this process's own leftovers too, before writing
     # An in-memory session attaches the ledger read-only and the new file read-write.
     con = duckdb.connect()
     counts: dict[str, int] = {}
@@ -86,7 +85,8 @@ def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime
         con.execute("detach ledger")
     except Exception:
         con.close()
-        tmp.unlink(missing_ok=True)
+        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+            leftover.unlink(missing_ok=True)
         raise
     con.close()
     _swap_into_place(tmp, serving_path)
@@ -94,17 +94,27 @@ def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime
 
 
 def _remove_stale_temp_copies(serving_path: Path) -> None:
-    """A refresh killed before its rename leaves `.serving.duckdb.<pid>.tmp`: drop those of dead processes."""
-    for old in serving_path.parent.glob(f".{serving_path.name}.*.tmp"):
-        pid = old.name[len(serving_path.name) + 2:-len(".tmp")]
-        if not pid.isdigit():
+    """A publish killed before its rename leaves `.serving.duckdb.<pid>.tmp` and DuckDB's write-ahead
+    log beside it, `.serving.duckdb.<pid>.tmp.wal`. Both are removed when their pid is this process
+    (a WAL left under the name this publish is about to use would be replayed into the new copy) or
+    no longer runs; a live process's are another publish at work."""
+    prefix = f".{serving_path.name}."
+    for old in serving_path.parent.glob(f"{prefix}*.tmp*"):
+        pid, _, suffix = old.name[len(prefix):].partition(".")
+        if not pid.isdigit() or suffix not in ("tmp", "tmp.wal"):
             continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
+        if int(pid) == os.getpid() or not _alive(int(pid)):
             old.unlink(missing_ok=True)
-        except PermissionError:
-            pass  # another user's live process
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's live process
+    return True
 
 
 def _swap_into_place(tmp: Path, target: Path) -> None:

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import requests
-import yaml
+
+from sources.registry.yaml_lines import load_yaml
 
 USER_AGENT = "gpu-ledger-price-fetcher/0.1 (+GPU cost ledger; list-price collection)"
 CONFIG = Path(__file__).resolve().parents[2] / "config" / "fetch" / "price_sources.yaml"
@@ -179,7 +180,7 @@ def fetch_source(
 
 def load_sources(config: Path = CONFIG) -> tuple[list[dict[str, Any]], FetchSettings]:
     """Configured sources and default settings from config/fetch/price_sources.yaml."""
-    doc = yaml.safe_load(config.read_text()) or {}
+    doc = load_yaml(config) or {}  # aliases refused (sources/registry/yaml_lines.py)
     defaults = doc.get("defaults") or {}
     known = FetchSettings.__dataclass_fields__
     settings = FetchSettings(**{k: v for k, v in defaults.items() if k in known})

@@ -18,8 +18,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile, head_text
 from sources.prices._gpus import gpu_model_from_text
 from sources.prices._rows import (
@@ -32,6 +30,7 @@ from sources.prices._rows import (
     parse_ts,
     term_json,
 )
+from sources.registry.yaml_lines import load_yaml
 
 NAME = "html_pricing_table"
 CONFIG = Path(__file__).resolve().parents[2] / "config" / "fetch" / "price_html_pages.yaml"
@@ -78,7 +77,7 @@ class _Tables(HTMLParser):
 
 @cache
 def _pages(config: Path = CONFIG) -> tuple[dict[str, Any], ...]:
-    doc = yaml.safe_load(config.read_text()) if config.exists() else {}
+    doc = load_yaml(config) if config.exists() else {}  # aliases refused
     return tuple((doc or {}).get("pages") or [])
 
 

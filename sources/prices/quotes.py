@@ -17,11 +17,11 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-import yaml
 
 from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile, head_text
 from sources.prices._gpus import gpu_model_from_text
 from sources.prices._rows import QUOTES, check_currency, check_price, num_text, parse_ts
+from sources.registry.yaml_lines import compose_yaml_text, load_yaml_text
 
 CSV_NAME = "price_quotes_csv"
 YAML_NAME = "price_quotes_yaml"
@@ -192,12 +192,8 @@ def parse_yaml(path: Path) -> ParseOutput:
     """Quotes YAML (`quotes:` list) -> price_quotes; `_source_line` is the entry's line in the file."""
     path = Path(path)
     text = path.read_text(encoding="utf-8-sig")
-    try:
-        node = yaml.compose(text)
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise UnreadableFile(path, mark.line + 1 if mark else None, f"invalid YAML: {exc}") from exc
+    node = compose_yaml_text(text, path)  # anchors/aliases refused: no alias bomb reaches the loader
+    doc = load_yaml_text(text, path)
     if not isinstance(doc, dict) or not isinstance(doc.get("quotes"), list):
         raise UnreadableFile(path, None, "not a quotes sheet: top-level 'quotes' list missing")
     quote_nodes = next(v for k, v in node.value if k.value == "quotes").value

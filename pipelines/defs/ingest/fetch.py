@@ -22,11 +22,11 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import dagster as dg
 import requests
-import yaml
 
 from pipelines.resources import LedgerResource
 from sources.api_spend import fetch as api_fetch
 from sources.prices import fetch as price_fetch
+from sources.registry.yaml_lines import load_yaml
 from warehouse.home import REPO_ROOT
 from warehouse.landing import LandedFile, land_file, read_manifest
 
@@ -200,7 +200,7 @@ def _fetch_api_source(spec: dict[str, Any], defaults: dict[str, Any], report: Fe
 def fetch_api_spend(context: dg.AssetExecutionContext, ledger: LedgerResource):
     """Fetch enabled LLM API cost/usage reports whose key variable is set; land them as one file each."""
     report = FetchReport(config_file(ledger.inputs_dir, API_SPEND_SOURCES))
-    doc = yaml.safe_load(report.config.read_text()) or {}
+    doc = load_yaml(report.config) or {}  # aliases refused (sources/registry/yaml_lines.py)
     enabled = [s for s in doc.get("sources") or [] if s.get("enabled")]
     if not enabled:
         yield from report.outputs(API_SPEND_KEY, f"no API spend source enabled in {report.config}; nothing fetched")
