@@ -57,16 +57,16 @@ def test_unit_costs(con):
     assert set(got) == {"chat", "pretrain"}
     expected = {
         "chat": dict(gpu_compute="1142.274", api_usage="0.50", storage="20.00", network="3.00", checkpointing="0",
-                     serving_stack="0", observability="65.2728", platform_labor="505.855291007",
+                     serving_stack="0", observability="65.2728", platform_labor="67.447372134266",
                      idle_capacity="163.182", retry_waste="0.10", failure_waste="0", queue_overhead="0",
-                     moderation_or_quality_filtering="0", operator_review="0", all_in_cost="1900.184091007",
-                     effective_unit_cost="1.407543771116", naive_unit_cost="0.870704",
+                     moderation_or_quality_filtering="0", operator_review="0", all_in_cost="1461.776172134266",
+                     effective_unit_cost="1.082797164544", naive_unit_cost="0.870704",
                      produced_outputs=1500, accepted_outputs=1350),
         "pretrain": dict(gpu_compute="735.00", api_usage="0", storage="80.00", network="0", checkpointing="80.00",
-                         serving_stack="0", observability="61.05", platform_labor="494.144708993",
+                         serving_stack="0", observability="61.05", platform_labor="65.885961199067",
                          idle_capacity="0", retry_waste="0", failure_waste="406.00", queue_overhead="0",
-                         moderation_or_quality_filtering="0", operator_review="0", all_in_cost="1856.194708993",
-                         effective_unit_cost="1856.194708993", naive_unit_cost="610.50",
+                         moderation_or_quality_filtering="0", operator_review="0", all_in_cost="1427.935961199067",
+                         effective_unit_cost="1427.935961199067", naive_unit_cost="610.50",
                          produced_outputs=2, accepted_outputs=1),
     }
     for workload, want in expected.items():
@@ -82,7 +82,7 @@ def test_unit_costs(con):
             else:
                 assert cents(row[column]) == cents(value), (workload, column, row[column], value)
     # the unit costs themselves beyond the cent (they are small numbers)
-    assert got["chat"]["effective_unit_cost"] == Decimal("1.407543771116")
+    assert got["chat"]["effective_unit_cost"] == Decimal("1.082797164544")
     assert got["chat"]["naive_unit_cost"] == Decimal("0.870704")
 
 
@@ -100,7 +100,7 @@ def test_cost_lines_by_component_and_cause(con):
         ("chat", "observability", None, "policy", cents("65.2728")),
         ("chat", "api_usage", None, "api_request", cents("0.50")),
         ("chat", "retry_waste", "failed_request", "api_request", cents("0.10")),
-        ("chat", "platform_labor", None, "policy", cents("505.855291007")),
+        ("chat", "platform_labor", None, "policy", cents("67.447372134266")),
         ("pretrain", "gpu_compute", None, "training_run", cents("720.00")),
         ("pretrain", "checkpointing", None, "training_run", cents("80.00")),
         ("pretrain", "failure_waste", "failed_run", "training_run", cents("400.00")),
@@ -108,7 +108,7 @@ def test_cost_lines_by_component_and_cause(con):
         ("pretrain", "gpu_compute", None, "slurm_job", cents("15.00")),
         ("pretrain", "storage", None, "registry_assumption", cents("80.00")),
         ("pretrain", "observability", None, "policy", cents("61.05")),
-        ("pretrain", "platform_labor", None, "policy", cents("494.144708993")),
+        ("pretrain", "platform_labor", None, "policy", cents("65.885961199067")),
     ], key=lambda t: tuple("" if v is None else str(v) for v in t))
     key = lambda t: tuple("" if v is None else str(v) for v in t)  # noqa: E731
     assert sorted(got, key=key) == sorted(expected, key=key)
@@ -117,6 +117,12 @@ def test_cost_lines_by_component_and_cause(con):
         con, "select workload_id, detail from fct_workload_cost_lines where source_kind = 'registry_assumption'")}
     assert details["chat"].startswith("estimate:") and "2/30 active days" in details["chat"]
     assert details["pretrain"].startswith("estimate:") and "4/30 active days" in details["pretrain"]
+    # labour is prorated to the 4 days of April any workload was active (EXPECTED.md § 4)
+    labour = {r["workload_id"]: r for r in rows(
+        con, "select workload_id, amount, detail from fct_workload_cost_lines where component = 'platform_labor'")}
+    assert all("x 4/30 days with workload activity" in r["detail"] for r in labour.values())
+    assert labour["chat"]["amount"] == Decimal("67.447372134266")
+    assert labour["pretrain"]["amount"] == Decimal("65.885961199067")
 
 
 def test_gpu_utilisation_daily(con):

@@ -166,7 +166,7 @@ def build_mart_suites() -> tuple[Suite, ...]:
              known_currency("BillingCurrency"),
              in_set("ChargeCategory", FOCUS_ENUMS["ChargeCategory"]),
              in_set("AllocatedMethodId", ("proportional-direct-cost", "proportional-used-gpu-hours", "owner",
-                                          "separate-idle"))),
+                                          "separate-idle", "proportional-chargeback"))),
         # Anomalies and forecasts (issue 21): dbt tests the keys, not-nulls and direction vocabulary.
         mart("fct_cost_anomalies",
              known_currency("currency"),

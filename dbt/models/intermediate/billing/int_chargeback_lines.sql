@@ -12,6 +12,11 @@
 -- Unused commitment (CommitmentDiscountStatus = 'Unused': reserved capacity nobody used) is its
 -- own line kind, placed by policy unused_commitment_policy: `unallocated` (default) keeps it on
 -- '(unallocated)', `spread` spreads it like shared cost.
+-- Credits and tax tagged to a team stay with it. Untagged credits and tax follow the cost they relate
+-- to by policy credits_tax_split: `proportional` (default) spreads them over the period's teams in
+-- proportion to each team's chargeback of that basis, period and currency before credits and tax
+-- (direct, shared, idle, unused commitment; not the API spend, another invoice), so a credit never
+-- leaves '(unallocated)' negative; `unallocated` keeps them on '(unallocated)'.
 -- Idle GPU time on GPU bill lines (int_gpu_idle_by_workload) follows the registry's idle_policy:
 -- `separate` shows it on an '(idle)' row, `owner_team` leaves it with the line's team as idle
 -- cost, `share_by_usage` spreads it over the period's teams by used GPU-hours.
@@ -207,15 +212,83 @@ unused_unallocated as (
     where bill.line_kind = 'unused_pool' and policies.unused_commitment_policy <> 'spread'
 ),
 
+charged_before_credits as (
+    -- Each team's chargeback before credits and tax, per basis, period and currency: the weights of
+    -- untagged credits and tax. Only teams with a positive charge take a share.
+    select basis, billing_period_start, currency, team_id, sum(amount) as charged
+    from (
+        select basis, billing_period_start, currency, team_id, amount from bill where line_kind = 'direct_cost'
+        union all select basis, billing_period_start, currency, team_id, amount from unused_unallocated
+        union all select basis, billing_period_start, currency, team_id, amount from spread_balanced
+        union all select basis, billing_period_start, currency, team_id, amount from unspread_pool
+        union all select basis, billing_period_start, currency, team_id, amount from idle_lines
+    ) as charges
+    group by basis, billing_period_start, currency, team_id
+    having sum(amount) > 0
+),
+
+credits_tax_weights as (
+    select *, charged / sum(charged) over (partition by basis, billing_period_start, currency) as share,
+           row_number() over (partition by basis, billing_period_start, currency order by charged desc, team_id) as rank
+    from charged_before_credits
+),
+
+credits_tax_pool as (
+    -- Untagged credits and tax under policy proportional.
+    select bill.basis, bill.billing_period_start, bill.currency, bill.line_kind, sum(bill.amount) as pool_amount
+    from bill, policies
+    where bill.line_kind in ('credits', 'tax') and bill.team_id = '(unallocated)'
+        and coalesce(policies.credits_tax_split, 'proportional') <> 'unallocated'
+    group by bill.basis, bill.billing_period_start, bill.currency, bill.line_kind
+),
+
+credits_tax_spread as (
+    select credits_tax_pool.basis, credits_tax_pool.billing_period_start, credits_tax_pool.currency,
+           credits_tax_pool.line_kind, credits_tax_weights.team_id, credits_tax_weights.rank,
+           credits_tax_pool.pool_amount,
+           cast(round(credits_tax_pool.pool_amount * cast(credits_tax_weights.share as decimal(38, 12)), 12)
+               as decimal(38, 12)) as amount
+    from credits_tax_pool
+    inner join credits_tax_weights
+        on credits_tax_weights.basis = credits_tax_pool.basis
+        and credits_tax_weights.billing_period_start = credits_tax_pool.billing_period_start
+        and credits_tax_weights.currency = credits_tax_pool.currency
+),
+
+credits_tax_balanced as (
+    -- Rounding remainder goes to the largest team so each credit and tax pool is conserved exactly.
+    select basis, billing_period_start, currency, line_kind, team_id,
+           amount + case when rank = 1
+                         then pool_amount - sum(amount) over (partition by basis, billing_period_start, currency, line_kind)
+                         else 0 end as amount
+    from credits_tax_spread
+),
+
+credits_tax_unspread as (
+    -- A period with untagged credits or tax but no team charged anything keeps them unallocated.
+    select basis, billing_period_start, currency, line_kind, '(unallocated)' as team_id, pool_amount as amount
+    from credits_tax_pool
+    where not exists (
+        select 1 from credits_tax_weights
+        where credits_tax_weights.basis = credits_tax_pool.basis
+            and credits_tax_weights.billing_period_start = credits_tax_pool.billing_period_start
+            and credits_tax_weights.currency = credits_tax_pool.currency
+    )
+),
+
 final as (
-    select basis, billing_period_start, currency, line_kind, team_id, amount
-    from bill
-    where line_kind not in ('shared_pool', 'unused_pool')
+    select bill.basis, bill.billing_period_start, bill.currency, bill.line_kind, bill.team_id, bill.amount
+    from bill, policies
+    where bill.line_kind not in ('shared_pool', 'unused_pool')
+        and not (bill.line_kind in ('credits', 'tax') and bill.team_id = '(unallocated)'
+                 and coalesce(policies.credits_tax_split, 'proportional') <> 'unallocated')
     union all select * from unused_unallocated
     union all select * from spread_balanced
     union all select * from unspread_pool
     union all select * from api_lines
     union all select * from idle_lines
+    union all select * from credits_tax_balanced
+    union all select * from credits_tax_unspread
 )
 
 select * from final

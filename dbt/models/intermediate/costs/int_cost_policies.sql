@@ -37,6 +37,11 @@ final as (
         -- usage falls back to direct cost, said by the split's method).
         coalesce((select lower({{ json_scalar_text('value') }}) from policies where policy = 'shared_cost_split'), 'direct_cost')
             as shared_cost_split,
+        -- Untagged credits and tax (bill lines of ChargeCategory Credit / Tax with no team): 'proportional'
+        -- (the default: spread over the period's teams in proportion to their chargeback before credits and
+        -- tax, in that basis and currency) or 'unallocated' (kept on the '(unallocated)' row).
+        coalesce((select lower({{ json_scalar_text('value') }}) from policies where policy = 'credits_tax_split'), 'proportional')
+            as credits_tax_split,
         -- A MIG slice or shared GPU as a fraction of its physical GPU: 'compute' (compute slices of 7, HAMi
         -- gpucores; the default) or 'memory' (memory slices of 8, HAMi gpumem-percentage).
         coalesce((select lower({{ json_scalar_text('value') }}) from policies where policy = 'mig_fraction_rule'), 'compute')

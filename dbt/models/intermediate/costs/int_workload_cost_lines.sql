@@ -1,7 +1,8 @@
 -- Every cost a workload carries, one line per (source row, component), traceable to where it came
 -- from: priced GPU work, LLM API requests, bill lines tagged to the workload, the registry's
 -- monthly assumptions (storage, network, serving stack), media review and moderation, and the
--- shared lines spread over the month's workloads (observability, platform labour).
+-- shared lines spread over the month's workloads (observability, platform labour: the monthly amount
+-- prorated to the days any workload was active, like the estimates).
 -- cause names why a waste line is waste (failed_run, failed_task, failed_render, failed_request, failed_job,
 -- oom, timeout, preempted, node_fail, unallocated, underused, queue); null on lines that are not waste.
 -- Registry assumptions are estimates that fill gaps only: prorated to the days the workload was active in
@@ -254,6 +255,17 @@ before_labor as (
     union all select * from observability
 ),
 
+fleet_active_days as (
+    -- Days of the month on which any workload was active (the union of every workload's active days).
+    -- Platform labour is a monthly run-rate: only the part of the month the platform served work is a
+    -- cost of the month's workloads, as the registry estimates are prorated to the workload's own days.
+    select period, count(distinct day) as active_days
+    from (
+        select date_trunc('month', day)::date as period, day from activity where workload_id is not null
+    ) as days
+    group by period
+),
+
 labor_weights as (
     select workload_id, period, sum(amount) as direct_amount,
            sum(sum(amount)) over (partition by period) as month_amount
@@ -262,17 +274,35 @@ labor_weights as (
     group by workload_id, period
 ),
 
+labor_months as (
+    -- The month's labour that workloads carry: platform_labor_monthly x active days / days in the month.
+    -- The rest of the month (no workload ran) is not a workload cost and is in no line: the policy is a
+    -- run-rate of the platform team, not an invoice (docs/cost_model.md, "Platform labour").
+    select fleet_active_days.period, fleet_active_days.active_days,
+           day(last_day(fleet_active_days.period)) as month_days,
+           {{ money('policies.platform_labor_monthly * cast(fleet_active_days.active_days as decimal(10, 0))
+                     / cast(day(last_day(fleet_active_days.period)) as decimal(10, 0))') }} as labor_amount
+    from fleet_active_days, policies
+    where policies.platform_labor_monthly > 0
+),
+
 platform_labor as (
-    -- The monthly platform labour (drivers, CUDA, serving stack upkeep, on-call) spread over the
-    -- month's workloads by their share of direct cost; shares sum to the policy amount.
-    select 'production' as basis, workload_id, period, policies.platform_labor_currency as currency,
-           'platform_labor' as component,
-           {{ money('policies.platform_labor_monthly * cast(direct_amount / month_amount as decimal(38, 12))') }} as amount,
-           'policy' as source_kind, workload_id || ':' || cast(period as string) || ':platform_labor' as source_ref,
-           'platform_labor_monthly x share of the direct cost of the month' as detail,
+    -- The month's active labour (drivers, CUDA, serving stack upkeep, on-call) spread over the month's
+    -- workloads by their share of direct cost; shares sum to the prorated amount.
+    select 'production' as basis, labor_weights.workload_id, labor_weights.period,
+           policies.platform_labor_currency as currency, 'platform_labor' as component,
+           {{ money('labor_months.labor_amount * cast(labor_weights.direct_amount / labor_weights.month_amount as decimal(38, 12))') }}
+               as amount,
+           'policy' as source_kind,
+           labor_weights.workload_id || ':' || cast(labor_weights.period as string) || ':platform_labor' as source_ref,
+           'platform_labor_monthly x ' || cast(labor_months.active_days as string) || '/'
+               || cast(labor_months.month_days as string)
+               || ' days with workload activity x share of the direct cost of the month' as detail,
            cast(null as string) as cause
-    from labor_weights, policies
-    where month_amount > 0 and policies.platform_labor_monthly > 0
+    from labor_weights
+    inner join labor_months on labor_months.period = labor_weights.period
+    cross join policies
+    where labor_weights.month_amount > 0
 ),
 
 final as (

@@ -10,6 +10,9 @@
 --     commitment under unused_commitment_policy 'spread', splits over the period's teams by policy
 --     shared_cost_split: their direct cost share ('proportional-direct-cost') or their used GPU-hours
 --     of the month ('proportional-used-gpu-hours'; a month without GPU usage: direct cost);
+--   * an untagged credit or tax line under policy credits_tax_split 'proportional' (the default) splits
+--     over the period's teams by their chargeback before credits and tax on the chosen basis (direct,
+--     shared, idle and unused commitment lines of int_chargeback_lines), method 'proportional-chargeback';
 --   * every other line is one unsplit part (method null).
 -- Each part's amounts are exact to 12 decimals; the rounding remainder of a split goes to its largest
 -- share, so the parts of a line add up to the line exactly (assert_focus_export_partitions_ledger).
@@ -95,7 +98,40 @@ pool_weights as (
        or not exists (select 1 from usage_totals where usage_totals.billing_period_start = direct_weights.billing_period_start)
 ),
 
-rest_spread as (
+credit_tax_weights as (
+    -- The weights int_chargeback_lines spreads untagged credits and tax by, on the chosen basis.
+    select lines.billing_period_start, lines.currency, lines.team_id, sum(lines.amount) as weight
+    from {{ ref('int_chargeback_lines') }} as lines
+    cross join policies
+    where lines.basis = policies.chargeback_basis
+        and lines.line_kind in ('direct_cost', 'shared_cost', 'idle_cost', 'unused_commitment')
+    group by lines.billing_period_start, lines.currency, lines.team_id
+    having sum(lines.amount) > 0
+),
+
+credit_tax_totals as (
+    select billing_period_start, currency, sum(weight) as weight_total
+    from credit_tax_weights
+    group by billing_period_start, currency
+),
+
+rest_credit_tax as (
+    select ledger.x_charge_key, 'rest' as portion, credit_tax_weights.team_id, cast(null as string) as workload_id,
+           'proportional-chargeback' as method,
+           {{ money('credit_tax_weights.weight') }} as weight, {{ money('credit_tax_totals.weight_total') }} as weight_total
+    from ledger
+    cross join policies
+    inner join credit_tax_weights
+        on credit_tax_weights.billing_period_start = ledger.billing_period_start
+        and credit_tax_weights.currency = ledger.currency
+    inner join credit_tax_totals
+        on credit_tax_totals.billing_period_start = ledger.billing_period_start
+        and credit_tax_totals.currency = ledger.currency
+    where ledger.line_kind in ('credits', 'tax') and ledger.x_team = '(unallocated)'
+        and coalesce(policies.credits_tax_split, 'proportional') <> 'unallocated'
+),
+
+rest_pool_spread as (
     select ledger.x_charge_key, 'rest' as portion, pool_weights.team_id, cast(null as string) as workload_id,
            pool_weights.method,
            {{ money('pool_weights.weight') }} as weight, {{ money('pool_weights.weight_total') }} as weight_total
@@ -107,6 +143,11 @@ rest_spread as (
     where pool_weights.weight <> 0
         and (ledger.line_kind = 'shared_pool'
              or (ledger.line_kind = 'unused_pool' and policies.unused_commitment_policy = 'spread'))
+),
+
+rest_spread as (
+    select * from rest_pool_spread
+    union all select * from rest_credit_tax
 ),
 
 rest_single as (
