@@ -17,7 +17,12 @@ import duckdb
 from warehouse.serving import NotPublished
 
 EXPORT_TABLE = "fct_focus_export"
-FORMATS = {"parquet": "(format parquet, compression zstd)", "csv": "(format csv, header true)"}
+# CSV timestamps as FOCUS writes them (ISO 8601 UTC with `Z`, `2026-05-01T00:00:00Z`): DuckDB's CSV
+# default (`2026-05-01 00:00:00`) is no FOCUS date/time and other FOCUS readers take it for local time.
+# The ledger's timestamps hold UTC (docs/sources/billing.md). Parquet keeps the typed TIMESTAMP.
+CSV_TIMESTAMP = "%Y-%m-%dT%H:%M:%SZ"
+FORMATS = {"parquet": "(format parquet, compression zstd)",
+           "csv": f"(format csv, header true, timestampformat '{CSV_TIMESTAMP}', dateformat '%Y-%m-%d')"}
 # Columns only GPU Ledger needs to trace a row; every FOCUS column and every x_ extension is written.
 ORDER_BY = "BillingPeriodStart, BillingCurrency, ChargePeriodStart, x_charge_key, x_export_row_id"
 

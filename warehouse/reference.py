@@ -16,6 +16,7 @@ Everything the dbt project needs from here is generated into it, each file heade
                                       says it is generated).
 - dbt/seeds/mig_profiles.csv         MIG_PROFILES, the MIG profile table (warehouse/reference_mig.py).
 - dbt/seeds/instance_gpu_map.csv     INSTANCE_TYPES, the instance catalogue (warehouse/reference_instances.py).
+- dbt/macros/billing_defaults.sql    plausibility bounds; tag keys and tag_key_norm (warehouse/reference_tags.py).
 
 Regenerate after editing this file:  .venv/bin/python -m warehouse.reference --write
 Check without writing (exit 1 when a file is stale): .venv/bin/python -m warehouse.reference --check
@@ -35,6 +36,8 @@ from warehouse import reference_instances as _instances
 from warehouse import reference_mig as _mig
 from warehouse.reference_instances import INSTANCE_TYPES, InstanceType, find_instance, instance_of  # noqa: F401
 from warehouse.reference_mig import MIG_COLUMNS, MIG_PROFILES, MigProfile, mig_fraction  # noqa: F401 - re-exported
+from warehouse import reference_tags as _tags
+from warehouse.reference_tags import DEFAULT_TAG_KEYS, tag_key_norm  # noqa: F401 - re-exported
 
 # --------------------------------------------------------------------------------------------------
 # Currencies
@@ -216,7 +219,7 @@ def gpu_model_of(name: str | None) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------------
-# Billing: plausibility bounds and built-in tag keys (issue 19)
+# Billing: plausibility bounds (tag keys: reference_tags.py)
 # --------------------------------------------------------------------------------------------------
 
 #: THE plausibility bounds (docs/sources/billing.md "Plausibility gates"), in USD; a line in another
@@ -242,14 +245,6 @@ UNITS_PER_USD_CEILING: dict[str, int] = {
     "IDR": 40000, "VND": 60000, "LBP": 200000, "IRR": 2000000,
 }
 UNITS_PER_USD_DEFAULT = 20000
-#: Built-in tag keys per allocation dimension, first present wins (docs/registry.md); the registry's
-#: `policies.tag_keys.<dimension>` replaces one dimension's list. Keys compare trimmed, lower-cased,
-#: '-' and ' ' read as '_' (dbt macro tag_key_norm): `Team`, ` team `, `Cost-Center` all match.
-DEFAULT_TAG_KEYS: dict[str, tuple[str, ...]] = {
-    "team": ("team", "team_name", "owner_team", "business_unit", "cost_center"),
-    "workload": ("workload", "workload_id", "application", "app"),
-    "environment": ("environment", "env"),
-}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -317,14 +312,11 @@ def render_gpu_macros_sql() -> str:
 def render_billing_defaults_sql() -> str:
     bounds = ", ".join(f"'{k}': {v}" for k, v in PLAUSIBILITY.items())
     units = " ".join(f"when '{c}' then {n}" for c, n in UNITS_PER_USD_CEILING.items())
-    keys = ", ".join(f"('{d}', '{k}', {i})" for d, ks in DEFAULT_TAG_KEYS.items() for i, k in enumerate(ks, 1))
     return f"""{{# {HEADER} ({_REGENERATE}).
    PLAUSIBILITY bounds (USD), UNITS_PER_USD_CEILING and DEFAULT_TAG_KEYS: docs/sources/billing.md. #}}
 {{% macro plausibility(name) %}}{{{{ return({{{bounds}}}[name]) }}}}{{% endmacro %}}
 {{% macro units_per_usd_ceiling(expr) %}}case {{{{ expr }}}} {units} else {UNITS_PER_USD_DEFAULT} end{{% endmacro %}}
-{{% macro default_tag_keys() %}}(values {keys}) as default_tag_keys(dimension, tag_key, key_rank){{% endmacro %}}
-{{% macro tag_key_norm(expr) %}}replace(replace(lower(trim({{{{ expr }}}})), '-', '_'), ' ', '_'){{% endmacro %}}
-"""
+""" + _tags.render_tag_macros()
 
 
 def render_gpu_aliases_csv() -> str:
@@ -377,6 +369,7 @@ def _check_lists() -> None:
     assert not bad, f"GPU_ALIASES must be written as their join key (trimmed, lower case): {bad}"
     _mig.check_mig_profiles()  # unique (gpu_model, profile), slices within 1..per GPU, a source per row
     _instances.check_instance_types()  # unique (provider, sku), known sku_kind, a count or a note
+    _tags.check_tag_keys()  # built-in keys written in their normalised form
 
 
 def main(argv: list[str] | None = None) -> int:

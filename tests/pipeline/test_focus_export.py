@@ -19,7 +19,9 @@ Lines 1 and 2 are not split: one row each, Allocated* null.
 
 from __future__ import annotations
 
+import csv
 import json
+import re
 import shutil
 from decimal import Decimal
 from pathlib import Path
@@ -180,6 +182,29 @@ def test_cli_writes_parquet_and_csv_that_conform(home: Path, tmp_path: Path) -> 
         con.close()
     # a month with nothing published writes no file
     assert export_focus(home / "serving.duckdb", tmp_path / "none", month="2024-01") == []
+
+
+def test_csv_writes_focus_date_times(home: Path, tmp_path: Path) -> None:
+    """FOCUS date/times are ISO 8601 UTC with Z (`2025-04-01T00:00:00Z`), as the inputs are; DuckDB's CSV
+    default `2025-04-01 00:00:00` is none, and a reader would take it for local time."""
+    [path] = export_focus(home / "serving.duckdb", tmp_path, fmt="csv", month="2025-04")
+    with path.open(newline="") as fh:
+        records = list(csv.DictReader(fh))
+    assert len(records) == 4
+    for r in records:
+        # the fixture's billing period is April 2025, UTC
+        assert (r["BillingPeriodStart"], r["BillingPeriodEnd"]) == ("2025-04-01T00:00:00Z", "2025-05-01T00:00:00Z")
+        for c in ("ChargePeriodStart", "ChargePeriodEnd"):
+            assert re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", r[c]), (c, r[c])
+
+
+def test_export_columns_of_focus_13_default_to_provider_name(home: Path) -> None:
+    """A FOCUS 1.2 source has no ServiceProviderName, HostProviderName or 1.3 columns: ProviderName fills
+    the two names and the 1.3 columns are null (tests/sources/test_billing_focus13.py has a 1.3 source)."""
+    got = rows(home / "serving.duckdb", "select distinct ServiceProviderName, HostProviderName, ContractApplied, "
+                                       "SkuMeter, PricingCurrencyEffectiveCost from fct_focus_export")
+    assert got == [{"ServiceProviderName": "AWS", "HostProviderName": "AWS", "ContractApplied": None,
+                    "SkuMeter": None, "PricingCurrencyEffectiveCost": None}]
 
 
 @pytest.mark.parametrize("args", [["--format", "xlsx"], ["--month", "2025-4"]])

@@ -3,8 +3,9 @@
 -- the Allocated* columns null; a line split by allocation (shared cost spread to teams, idle GPU time,
 -- unused commitment under the spread policy) is one row per part, its costs the part's share of the
 -- line with the rounding remainder on the largest share, so the rows of a line add up to the line
--- exactly (blocking test assert_focus_export_partitions_ledger). FOCUS 1.3 names: ProviderName is
--- ServiceProviderName (and HostProviderName); GPU Ledger's own columns are x_ columns.
+-- exactly (blocking test assert_focus_export_partitions_ledger). FOCUS 1.3 names: the source's
+-- ServiceProviderName and HostProviderName, else ProviderName; the 1.3 columns the source sent (kept in
+-- x_extra) are carried through; GPU Ledger's own columns are x_ columns.
 {%- set costs = ['BilledCost', 'EffectiveCost', 'ListCost', 'ContractedCost'] %}
 with ledger as (
     select * from {{ ref('ledger_focus') }}
@@ -63,11 +64,26 @@ final as (
         ChargeCategory, ChargeClass, ChargeDescription, ChargeFrequency,
         CommitmentDiscountCategory, CommitmentDiscountId, CommitmentDiscountName, CommitmentDiscountStatus,
         CommitmentDiscountType, CommitmentDiscountQuantity, CommitmentDiscountUnit,
-        ProviderName as ServiceProviderName, ProviderName as HostProviderName,
+        -- FOCUS 1.3 columns the ledger has no column for arrive in x_extra under their FOCUS name.
+        -- A 1.3 source names its own service and host provider (a marketplace seller on a cloud):
+        -- kept; ProviderName (1.0-1.2) fills them only when the source has none.
+        coalesce(nullif({{ json_text('x_extra', "'ServiceProviderName'") }}, ''), ProviderName) as ServiceProviderName,
+        coalesce(nullif({{ json_text('x_extra', "'HostProviderName'") }}, ''), ProviderName) as HostProviderName,
         PublisherName, InvoiceIssuerName, InvoiceId,
-        BillingAccountId, BillingAccountName, SubAccountId, SubAccountName,
+        BillingAccountId, BillingAccountName, nullif({{ json_text('x_extra', "'BillingAccountType'") }}, '') as BillingAccountType,
+        SubAccountId, SubAccountName, nullif({{ json_text('x_extra', "'SubAccountType'") }}, '') as SubAccountType,
         RegionId, RegionName, AvailabilityZone, ResourceId, ResourceName, ResourceType,
-        ServiceCategory, ServiceName, SkuId, SkuPriceId, SkuPriceDetails, Tags,
+        ServiceCategory, nullif({{ json_text('x_extra', "'ServiceSubcategory'") }}, '') as ServiceSubcategory, ServiceName,
+        SkuId, nullif({{ json_text('x_extra', "'SkuMeter'") }}, '') as SkuMeter, SkuPriceId, SkuPriceDetails, Tags,
+        nullif({{ json_text('x_extra', "'PricingCurrency'") }}, '') as PricingCurrency,
+        try_cast(nullif({{ json_text('x_extra', "'PricingCurrencyContractedUnitPrice'") }}, '') as decimal(38, 12)) as PricingCurrencyContractedUnitPrice,
+        try_cast(nullif({{ json_text('x_extra', "'PricingCurrencyListUnitPrice'") }}, '') as decimal(38, 12)) as PricingCurrencyListUnitPrice,
+        -- a cost: a split row carries its share of the line, like the quantities
+        cast(try_cast(nullif({{ json_text('x_extra', "'PricingCurrencyEffectiveCost'") }}, '') as decimal(38, 12)) * fraction as decimal(38, 12))
+            as PricingCurrencyEffectiveCost,
+        nullif({{ json_text('x_extra', "'ContractApplied'") }}, '') as ContractApplied,
+        nullif({{ json_text('x_extra', "'CapacityReservationId'") }}, '') as CapacityReservationId,
+        nullif({{ json_text('x_extra', "'CapacityReservationStatus'") }}, '') as CapacityReservationStatus,
         method as AllocatedMethodId,
         case when method is not null then concat(
             '{"method":"', method, '","portion":"', portion,
