@@ -99,7 +99,9 @@ def test_candidates_to_the_cent(con):
         row = got[key]
         for col, value in want.items():
             have = row[col]
-            if col in MONEY:
+            if value is None:
+                assert have is None, (key, col, have)
+            elif col in MONEY:
                 assert cents(have) == Decimal(value), (key, col, have)
             else:
                 assert have == value, (key, col, have)

@@ -154,10 +154,12 @@ final as (
         base.instances,
         base.gpus_needed,
         'USD' as currency,
-        {{ money('options.compute_cost') }} as compute_cost,
-        {{ money("case when options.option = 'api route' then cast(best_api.platform_labor as double) + cast(best_api.storage_network as double) else base.scope_cost end") }}
+        -- Rounded in DECIMAL to 8 decimals: 12.24 x 720 in DOUBLE is 8812.799999999999.
+        {{ money('round(' ~ money('options.compute_cost') ~ ', 8)') }} as compute_cost,
+        {{ money('round(' ~ money("case when options.option = 'api route' then cast(best_api.platform_labor as double) + cast(best_api.storage_network as double) else base.scope_cost end") ~ ', 8)') }}
             as scope_cost,
-        {{ money("options.compute_cost + case when options.option = 'api route' then cast(best_api.platform_labor as double) + cast(best_api.storage_network as double) else base.scope_cost end") }}
+        {{ money('round(' ~ money('options.compute_cost') ~ ', 8)') }}
+            + {{ money('round(' ~ money("case when options.option = 'api route' then cast(best_api.platform_labor as double) + cast(best_api.storage_network as double) else base.scope_cost end") ~ ', 8)') }}
             as monthly_cost,
         round(options.hours_billed, 2) as hours_billed,
         round(options.break_even_utilisation, 4) as break_even_utilisation,
