@@ -235,35 +235,37 @@ def _refusal(path: Path, real_root: Path, top: bool) -> str | None:
     return "not a regular file (FIFO, socket or device): not read"
 
 
-def scan_inputs(inputs_dir: Path, family: str) -> tuple[list[Path], list[tuple[str, str]]]:
-    """(files to land under inputs/<family>/, recursively; refused inputs as (path relative to the
-    inputs folder, reason)). A symbolic link to a file inside the inputs folder is returned as
-    that file's real path, so landing reads it without following any link (see the module doc)."""
+def scan_inputs(inputs_dir: Path, family: str) -> tuple[list[Path], list[tuple[str, str, Path]]]:
+    """(files to land under inputs/<family>/, recursively; refused inputs as (name relative to
+    inputs/<family>/, as loaded files are named, reason, path)). A symbolic link to a file inside
+    the inputs folder is returned as that file's real path, so landing reads it without following
+    any link (see the module doc)."""
     real_root = Path(os.path.realpath(inputs_dir))
     root = inputs_dir / family
     files: list[Path] = []
-    refused: list[tuple[str, str]] = []
+    refused: list[tuple[str, str, Path]] = []
 
-    def visit(path: Path, rel: str, top: bool) -> None:
+    def visit(path: Path, rel: str) -> None:
+        top = path == root
         if not top and (path.name.upper() in NOT_INPUTS
                         or (family == "registry" and path.parent == root and path.name in FETCH_CONFIGS)):
             return
         reason = _refusal(path, real_root, top)
         if reason is not None:
-            refused.append((rel, reason))
+            refused.append((rel or f"{family}/", reason, path))
         elif path.is_dir():
             try:
                 children = sorted(os.scandir(path), key=lambda e: e.name)
             except OSError as exc:
-                refused.append((rel, f"folder cannot be read: {exc.strerror}"))
+                refused.append((rel or f"{family}/", f"folder cannot be read: {exc.strerror}", path))
                 return
             for child in children:
-                visit(Path(child.path), f"{rel}/{child.name}", False)
+                visit(Path(child.path), f"{rel}/{child.name}" if rel else child.name)
         else:
             files.append(Path(os.path.realpath(path)) if path.is_symlink() else path)
 
     if root.is_dir() or root.is_symlink():
-        visit(root, family, True)
+        visit(root, "")
     return list(dict.fromkeys(files)), refused  # a file and a link to it: read once
 
 
@@ -287,13 +289,14 @@ def land_inputs(inputs_dir: Path, landing_dir: Path, families: tuple[str, ...]) 
                         raise digest
                     _, landed = land_file(src, family, landing_dir, known=known, hashes=hashes, digest=digest)
                 except OSError as exc:  # unreadable, or swapped for a link since the scan: refused, not fatal
-                    name = str(src.relative_to(inputs_dir)) if src.is_relative_to(inputs_dir) else src.name
-                    refused.append((name, f"cannot be read: {exc.strerror or exc}"))
+                    root = inputs_dir / family
+                    name = str(src.relative_to(root)) if src.is_relative_to(root) else src.name
+                    refused.append((name, f"cannot be read: {exc.strerror or exc}", src))
                     continue
                 seen += 1
                 new += int(landed)
-            for name, reason in refused:
-                refuse_input(name, family, reason, landing_dir, known, origin=str(inputs_dir / name))
+            for name, reason, path in refused:
+                refuse_input(name, family, reason, landing_dir, known, origin=str(path))
     finally:
         hashes.save(prune=True)
     return seen, new

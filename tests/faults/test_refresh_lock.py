@@ -64,9 +64,9 @@ def test_two_threads_one_lock(tmp_path: Path) -> None:
         t.start()
     for t in threads:
         t.join(10)
-    assert sorted(results)[1] == "ran"
-    assert sorted(results)[0].startswith(f"another refresh of {tmp_path} is running since ")
-    assert f"pid {os.getpid()}" in sorted(results)[0]
+    busy, ran = sorted(results)
+    assert ran == "ran" and busy.startswith(f"another refresh of {tmp_path} is running since ")
+    assert f"pid {os.getpid()}" in busy
 
 
 def test_a_lock_left_by_a_dead_pid_is_taken_over(tmp_path: Path) -> None:
@@ -127,7 +127,7 @@ def two_refreshes(tmp_path_factory: pytest.TempPathFactory, focus_home: dict) ->
         time.sleep(0.05)
     began = time.monotonic()
     second = subprocess.run(_cli(*run, "--wait", "1"), cwd=REPO, env=env, capture_output=True, text=True,
-                            timeout=300)
+                            timeout=300, check=False)
     second_s = time.monotonic() - began
     first_out, _ = first.communicate(timeout=900)
     return {"home": home, "first": (first.returncode, first_out, first.pid),
@@ -149,10 +149,10 @@ def test_the_first_refresh_publishes(two_refreshes: dict) -> None:
 
 def test_refused_inputs_are_in_the_summary_and_rejects(two_refreshes: dict) -> None:
     home, (_, out, _) = two_refreshes["home"], two_refreshes["first"]
-    for name in ("usage/node9.prom", "usage/..\\..\\x.prom", "bomb.yaml"):
+    for name in ("node9.prom", "..\\..\\x.prom", "bomb.yaml"):
         assert f"quarantined file {name}" in out, out[-3000:]
     listed = subprocess.run(_cli("rejects", "--home", str(home)), cwd=REPO, capture_output=True, text=True,
-                            env={**os.environ, "COLUMNS": "400"}, timeout=120).stdout
+                            env={**os.environ, "COLUMNS": "400"}, timeout=120, check=False).stdout
     assert "symbolic link to a path outside the inputs folder" in listed and "aliases are not accepted" in listed
     assert "root:x:0:0" not in "".join(p.read_text(errors="replace") for p in (home / "landing").rglob("*.prom"))
 

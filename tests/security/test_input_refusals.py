@@ -50,14 +50,14 @@ def hostile(tmp_path: Path) -> Path:
 def test_scan_refuses_every_link_out_hidden_name_and_fifo(hostile: Path) -> None:
     files, refused = scan_inputs(hostile, "usage")
     assert files == [hostile / "usage" / "good.prom"]  # the inside link resolves to the same file
-    assert dict(refused) == {
-        "usage/..\\..\\x.prom": "hidden file (name starts with '.'): not read; rename it to load it",
-        "usage/.git": "hidden folder (name starts with '.'): not read; rename it to load it",
-        "usage/gone.prom": "broken symbolic link: not read",
-        "usage/node1.prom": OUTSIDE,
-        "usage/outdir": OUTSIDE,
-        "usage/passwd.prom": OUTSIDE,
-        "usage/pipe.prom": "not a regular file (FIFO, socket or device): not read",
+    assert {name: reason for name, reason, _ in refused} == {
+        "..\\..\\x.prom": "hidden file (name starts with '.'): not read; rename it to load it",
+        ".git": "hidden folder (name starts with '.'): not read; rename it to load it",
+        "gone.prom": "broken symbolic link: not read",
+        "node1.prom": OUTSIDE,
+        "outdir": OUTSIDE,
+        "passwd.prom": OUTSIDE,
+        "pipe.prom": "not a regular file (FIFO, socket or device): not read",
     }
 
 
@@ -81,11 +81,11 @@ def test_nothing_from_outside_reaches_landing_and_each_refusal_is_a_reject(hosti
         statuses = dict(con.execute("select source_file, status from audit.file_loads").fetchall())
     finally:
         con.close()
-    assert rejects["usage/node1.prom"] == OUTSIDE and rejects["usage/passwd.prom"] == OUTSIDE
-    assert rejects["usage/..\\..\\x.prom"].startswith("hidden file")
+    assert rejects["node1.prom"] == OUTSIDE and rejects["passwd.prom"] == OUTSIDE
+    assert rejects["..\\..\\x.prom"].startswith("hidden file")
     assert len(rejects) == 7 and summary.files_loaded == 1
-    assert statuses["good.prom"] == "loaded" and statuses["usage/pipe.prom"] == "unreadable"
-    assert any("usage/passwd.prom: symbolic link" in p for p in summary.problems)
+    assert statuses["good.prom"] == "loaded" and statuses["pipe.prom"] == "unreadable"
+    assert "passwd.prom: " + OUTSIDE in summary.problems
 
 
 def test_a_file_swapped_for_a_link_after_the_scan_is_refused(tmp_path: Path, monkeypatch) -> None:
@@ -98,8 +98,8 @@ def test_a_file_swapped_for_a_link_after_the_scan_is_refused(tmp_path: Path, mon
     landing_dir = tmp_path / "landing"
     assert land_inputs(inputs, landing_dir, ("usage",)) == (0, 0)
     (row,) = read_manifest(landing_dir)
-    assert row.original_name == "usage/late.prom" and row.refused.startswith("cannot be read")
-    assert not list((landing_dir).glob("usage/*"))
+    assert row.original_name == "late.prom" and row.refused.startswith("cannot be read")
+    assert not list(landing_dir.glob("usage/*"))
 
 
 def test_control_characters_in_a_name_never_reach_the_record(tmp_path: Path) -> None:
