@@ -90,3 +90,26 @@ def test_the_other_registry_files_still_load(tmp_path: Path) -> None:
     assert rejects == [("bomb.yaml", 1, "unreadable_file", rejects[0][3])]
     assert "aliases are not accepted" in rejects[0][3]
     assert summary.files_loaded == summary.files_seen - 1 and teams > 0
+
+
+def test_an_alias_in_a_fetch_config_fails_the_check_not_the_asset(tmp_path: Path) -> None:
+    """An operator's fetch config in INPUTS/registry/ with an alias: nothing is fetched, the
+    providers_fetched check fails naming file, line and problem, and the asset still succeeds, so
+    its family's landed files load."""
+    import dagster as dg
+
+    from pipelines.defs.ingest.fetch import API_SPEND_KEY, PRICES_KEY, fetch_api_spend, fetch_prices
+    from pipelines.resources import LedgerResource
+
+    inputs, home = tmp_path / "inputs", tmp_path / "home"
+    (inputs / "registry").mkdir(parents=True)
+    for name in ("price_sources.yaml", "api_spend_sources.yaml"):
+        (inputs / "registry" / name).write_text(_bomb(9, top="sources: "))
+    result = dg.materialize([fetch_prices, fetch_api_spend],
+                            resources={"ledger": LedgerResource(home=str(home), inputs=str(inputs))})
+    assert result.success
+    checks = {e.asset_key: e for e in result.get_asset_check_evaluations()}
+    for key, name in ((PRICES_KEY, "price_sources.yaml"), (API_SPEND_KEY, "api_spend_sources.yaml")):
+        assert not checks[key].passed
+        failed = checks[key].metadata["failed_providers"].value
+        assert f"{name}:1: anchor &l0" in failed and "aliases are not accepted" in failed

@@ -25,8 +25,10 @@ import requests
 
 from pipelines.resources import LedgerResource
 from sources.api_spend import fetch as api_fetch
+from sources.common import UnreadableFile
 from sources.prices import fetch as price_fetch
 from sources.registry.yaml_lines import load_yaml
+from sources.secrets import scrub_text
 from warehouse.home import REPO_ROOT
 from warehouse.landing import LandedFile, land_file, read_manifest
 
@@ -90,6 +92,12 @@ class FetchReport:
         self.files_new += int(new)
         return new
 
+    def unreadable_config(self, key: dg.AssetKey, exc: UnreadableFile):
+        """A config that cannot be read (bad YAML, an alias) fetches nothing and fails the check; the
+        asset itself succeeds, so the landed inputs of its family still load."""
+        self.providers["config"] = {"status": "failed", "error": scrub_text(str(exc))}
+        yield from self.outputs(key, f"fetch config unreadable, nothing fetched: {scrub_text(str(exc))}")
+
     def outputs(self, key: dg.AssetKey, nothing: str | None = None):
         failures = self.failures
         metadata: dict[str, Any] = {
@@ -122,7 +130,11 @@ API_SPEND_KEY = dg.AssetKey(["fetch", "api_spend"])
 def fetch_prices(context: dg.AssetExecutionContext, ledger: LedgerResource):
     """Fetch every enabled price source of the provider config and land each page as received."""
     report = FetchReport(config_file(ledger.inputs_dir, PRICE_SOURCES))
-    sources, settings = price_fetch.load_sources(report.config)
+    try:
+        sources, settings = price_fetch.load_sources(report.config)
+    except UnreadableFile as exc:
+        yield from report.unreadable_config(PRICES_KEY, exc)
+        return
     enabled = [s for s in sources if s.get("enabled")]
     if not enabled:
         yield from report.outputs(PRICES_KEY, f"no price source enabled in {report.config}; nothing fetched")
@@ -200,7 +212,11 @@ def _fetch_api_source(spec: dict[str, Any], defaults: dict[str, Any], report: Fe
 def fetch_api_spend(context: dg.AssetExecutionContext, ledger: LedgerResource):
     """Fetch enabled LLM API cost/usage reports whose key variable is set; land them as one file each."""
     report = FetchReport(config_file(ledger.inputs_dir, API_SPEND_SOURCES))
-    doc = load_yaml(report.config) or {}  # aliases refused (sources/registry/yaml_lines.py)
+    try:
+        doc = load_yaml(report.config) or {}  # aliases refused (sources/registry/yaml_lines.py)
+    except UnreadableFile as exc:
+        yield from report.unreadable_config(API_SPEND_KEY, exc)
+        return
     enabled = [s for s in doc.get("sources") or [] if s.get("enabled")]
     if not enabled:
         yield from report.outputs(API_SPEND_KEY, f"no API spend source enabled in {report.config}; nothing fetched")
