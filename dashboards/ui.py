@@ -111,6 +111,28 @@ def month(value: date | datetime) -> str:
     return f"{pd.Timestamp(value):%Y-%m}"
 
 
+def _plot_text(value: Any) -> Any:
+    """Plotly draws <a href>, <b>, <br> found in any text (legend, ticks, hover) as markup; entities are shown as
+    the characters, so an untrusted name with '<' or '&' is drawn literally."""
+    if isinstance(value, str) and any(c in value for c in "<>&"):
+        return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return value
+
+
+def _inert_names(fig: Any) -> None:
+    """Team, workload and model names in a figure's traces drawn as text, never as Plotly markup."""
+    for trace in fig.data:
+        for attr in ("x", "y", "text", "hovertext", "labels"):
+            values = getattr(trace, attr, None) if attr in trace else None
+            if values is not None and not isinstance(values, str) and any(_plot_text(v) is not v for v in values):
+                trace[attr] = [_plot_text(v) for v in values]
+        name = getattr(trace, "name", None)
+        if _plot_text(name) is not name:
+            trace.name = _plot_text(name)
+            if getattr(trace, "hovertemplate", None):  # plotly express writes the group's name into the template
+                trace.hovertemplate = trace.hovertemplate.replace(name, trace.name)
+
+
 def plot(fig: Any, *, y_title: str | None = None, x_title: str | None = None, share: bool = False,
          money: bool = False, height: int | None = None) -> None:
     """Draw a plotly figure the same way everywhere: months in order, plain numbers (never 1e-05), shares
@@ -120,6 +142,7 @@ def plot(fig: Any, *, y_title: str | None = None, x_title: str | None = None, sh
     if months:
         # 'YYYY-MM' stays a category (plotly would read it as a date) and sorts as text, which is date order.
         fig.update_xaxes(type="category", categoryorder="category ascending")
+    _inert_names(fig)
     fig.update_yaxes(exponentformat="none", separatethousands=True, automargin=True)
     fig.update_xaxes(automargin=True)
     if share:

@@ -56,6 +56,10 @@ def md_text(value: Any) -> str:
     if _NUMBER.fullmatch(text):
         return text  # a plain number has no Markdown meaning; keep it readable
     text = _MD_SPECIAL.sub(r"\\\1", text.replace("\r", " ").replace("\n", " "))
+    # Leading whitespace would indent the text into a code block (backslashes then shown): keep it as
+    # character references, which count as text, not indentation.
+    body = text.lstrip(" \t")
+    text = "".join("&#9;" if c == "\t" else "&#32;" for c in text[:len(text) - len(body)]) + body
     return "\\" + text if text.startswith("-") else text
 
 

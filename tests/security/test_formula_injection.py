@@ -30,7 +30,8 @@ PAYLOADS = {
     "wl-serve": "\t=1+1",
     "(unallocated)": "\r=1+1",
 }
-LINK_TEAM = "[y](http://x)"  # added as an extra team: Markdown, not a formula
+LINK_TEAM = "[y](http://x)"  # extra teams: Markdown and HTML, not formulas
+HTML_TEAM = '<a href="http://x">z</a>'
 
 
 def hostile_serving(home: Path) -> Path:
@@ -56,9 +57,12 @@ def hostile_serving(home: Path) -> Path:
         con.execute("update fct_memory_fit set fit_status = case when fits then 'fits' else 'does not fit' end")
         con.execute("alter table fct_capacity_options add column if not exists candidate varchar")
         con.execute("update fct_capacity_options set candidate = 'coreweave-l40s'")
-        # A team whose name is a Markdown link, with one chargeback row of its own.
-        con.execute("insert into fct_chargeback_monthly select * replace (?::varchar as team_id) "
-                    "from fct_chargeback_monthly where team_id = ? limit 1", [LINK_TEAM, PAYLOADS["search"]])
+        # Teams named as a Markdown link and as HTML, each with a chargeback row and bill lines of its own.
+        for extra in (LINK_TEAM, HTML_TEAM):
+            con.execute("insert into fct_chargeback_monthly select * replace (?::varchar as team_id) "
+                        "from fct_chargeback_monthly where team_id = ? limit 1", [extra, PAYLOADS["search"]])
+            con.execute("insert into ledger_focus select * replace (?::varchar as x_team) "
+                        "from ledger_focus where x_team = ?", [extra, PAYLOADS["search"]])
     finally:
         con.close()
     return db
