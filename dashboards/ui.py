@@ -111,7 +111,7 @@ def month(value: date | datetime) -> str:
     return f"{pd.Timestamp(value):%Y-%m}"
 
 
-def _plot_text(value: Any) -> Any:
+def plot_text(value: Any) -> Any:
     """Plotly draws <a href>, <b>, <br> found in any text (legend, ticks, hover) as markup; entities are shown as
     the characters, so an untrusted name with '<' or '&' is drawn literally."""
     if isinstance(value, str) and any(c in value for c in "<>&"):
@@ -124,11 +124,11 @@ def _inert_names(fig: Any) -> None:
     for trace in fig.data:
         for attr in ("x", "y", "text", "hovertext", "labels"):
             values = getattr(trace, attr, None) if attr in trace else None
-            if values is not None and not isinstance(values, str) and any(_plot_text(v) is not v for v in values):
-                trace[attr] = [_plot_text(v) for v in values]
+            if values is not None and not isinstance(values, str) and any(plot_text(v) is not v for v in values):
+                trace[attr] = [plot_text(v) for v in values]
         name = getattr(trace, "name", None)
-        if _plot_text(name) is not name:
-            trace.name = _plot_text(name)
+        if plot_text(name) is not name:
+            trace.name = plot_text(name)
             if getattr(trace, "hovertemplate", None):  # plotly express writes the group's name into the template
                 trace.hovertemplate = trace.hovertemplate.replace(name, trace.name)
 

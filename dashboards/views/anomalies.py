@@ -59,7 +59,7 @@ def series_chart(path: Path, anomaly: pd.Series) -> None:
     fig.add_trace(go.Scatter(x=flagged["day"], y=flagged["actual"], mode="markers", name="anomaly",
                              marker={"size": 13, "symbol": "x", "color": "crimson"}))
     label = DIMENSIONS.get(anomaly["dimension"], anomaly["dimension"])
-    fig.update_layout(title=f"{label} {anomaly['dimension_value']} ({anomaly['currency']}) per day")
+    fig.update_layout(title=f"{label} {ui.plot_text(anomaly['dimension_value'])} ({anomaly['currency']}) per day")
     ui.plot(fig, y_title=anomaly["currency"], money=anomaly["dimension"] != "unit_cost", height=360)
 
 

@@ -86,7 +86,7 @@ elif current is not None:
             steps = pd.concat([hist.assign(_start=1), ends.assign(_start=0)]).sort_values(
                 ["offer", "valid_from", "_start"])
             ui.plot(px.line(steps, x="valid_from", y="price_per_gpu_hour", color="offer", line_shape="hv",
-                            title=f"{gpu}: price per GPU-hour over time ({cur})",
+                            title=f"{ui.plot_text(gpu)}: price per GPU-hour over time ({cur})",
                             labels={"valid_from": "Valid from", "price_per_gpu_hour": f"{cur} per GPU-hour",
                                     "offer": "Offer"}), money=True)
             hist_table = pd.DataFrame({

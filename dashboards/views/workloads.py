@@ -74,7 +74,7 @@ elif units is not None:
     long = per_unit.melt(id_vars="month", var_name="component", value_name="cost")
     long["component"] = long["component"].map(COMPONENT_LABELS)
     ui.plot(px.bar(long, x="month", y="cost", color="component",
-                   title=f"Cost per {unit} by component ({cur})",
+                   title=f"Cost per {ui.plot_text(unit)} by component ({cur})",
                    labels={"cost": f"{cur} per {unit}", "month": "Month", "component": "Component"}),
             money=True)
     lines = flat.melt(id_vars="month", value_vars=["effective_unit_cost", "naive_unit_cost"], var_name="measure",

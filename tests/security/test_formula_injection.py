@@ -202,3 +202,19 @@ def test_dashboard_tables_show_names_literally(hostile_home: Path) -> None:
 
 def test_formula_characters_are_the_owasp_set() -> None:
     assert set(FORMULA_STARTS) == {"=", "+", "-", "@", "\t", "\r"}
+
+
+def test_plotly_draws_names_as_text() -> None:
+    """Plotly reads <a href> in legends, ticks and hover text: names reach it with '<' and '&' as entities."""
+    import plotly.express as px
+
+    from dashboards.ui import _inert_names
+
+    df = pd.DataFrame({"month": ["2025-01", "2025-01"], "cost": [1.0, 2.0], "team": [HTML_TEAM, "R&D"]})
+    fig = px.bar(df, x="month", y="cost", color="team")
+    _inert_names(fig)
+    assert [t.name for t in fig.data] == ['&lt;a href="http://x"&gt;z&lt;/a&gt;', "R&amp;D"]
+    assert "<a " not in fig.data[0].hovertemplate and fig.data[0].hovertemplate.count("<br>") == 2
+    fig = px.bar(df, x="cost", y="team", orientation="h")
+    _inert_names(fig)
+    assert list(fig.data[0].y) == ['&lt;a href="http://x"&gt;z&lt;/a&gt;', "R&amp;D"]
