@@ -13,7 +13,7 @@ from sources.billing import mappings
 from sources.billing.engine import Staged, connect, direct_columns, finish
 from sources.billing.focus_csv import parse_focus_csv
 from sources.billing.gates import gate
-from sources.billing.reader import PARQUET_MAGIC, RawFile, header_keys_from_head, load_file
+from sources.billing.reader import PARQUET_MAGIC, RawFile, header_key, header_keys_from_head, load_file
 from sources.common import ParseOutput, SourceFormat, UnreadableFile
 
 
@@ -41,6 +41,12 @@ def infer_version(present: set[str]) -> str:
 def _stage(path: Path, raw: RawFile) -> Staged:
     """FOCUS column -> source column (case-insensitive), version, absent-column warnings."""
     mapped, extra = direct_columns(raw)
+    canonical = {c.lower(): c for c in mappings.FOCUS_EXTRA_COLUMNS}
+    extra = {canonical.get(header_key(name), name): col for name, col in extra.items()}
+    if "ProviderName" not in mapped and "ServiceProviderName" in extra:
+        # FOCUS 1.3 deprecates ProviderName for ServiceProviderName: a file with only the new name
+        # still tells the ledger (which keys on ProviderName) who provided the service.
+        mapped["ProviderName"] = extra["ServiceProviderName"]
     missing = [c for c in mappings.FOCUS_REQUIRED_COLUMNS if c not in mapped]
     if missing:
         raise UnreadableFile(path, 1, f"not a usable FOCUS file: mandatory columns missing: {', '.join(missing)}")

@@ -35,6 +35,14 @@ FOCUS_VERSION_MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("1.0", ()),
 )
 
+#: FOCUS 1.1-1.3 columns billing_charges has no column for: they stay in x_extra, keyed by these
+#: spellings whatever case the file uses, so the FOCUS export (fct_focus_export) finds them by name.
+FOCUS_EXTRA_COLUMNS: tuple[str, ...] = (
+    "ServiceProviderName", "HostProviderName", "BillingAccountType", "SubAccountType", "ServiceSubcategory",
+    "SkuMeter", "PricingCurrency", "PricingCurrencyContractedUnitPrice", "PricingCurrencyEffectiveCost",
+    "PricingCurrencyListUnitPrice", "ContractApplied", "CapacityReservationId", "CapacityReservationStatus",
+)
+
 #: Columns a FOCUS file must have to be loadable at all (any version). Missing -> UnreadableFile.
 FOCUS_REQUIRED_COLUMNS: tuple[str, ...] = (
     "BilledCost", "BillingPeriodStart", "BillingPeriodEnd",

@@ -165,3 +165,23 @@ def test_export_carries_the_13_columns_and_writes_focus_timestamps(serving, tmp_
     # a marketplace seller on Azure: its own ServiceProviderName kept, the host from the source too
     assert azure[1:3] == ("Contoso", "Microsoft")
     assert azure[10:] == ("cr-0001", "Used")
+
+
+def test_a_13_file_without_provider_name_and_odd_case_keeps_its_names(tmp_path: Path) -> None:
+    """FOCUS 1.3 deprecates ProviderName: ServiceProviderName stands in; 1.3 columns in x_extra keep their
+    FOCUS spelling whatever case the file writes (the export reads them by name)."""
+    import csv
+    import json
+
+    rows = list(csv.reader(CHARGES.open(newline="")))
+    drop = rows[0].index("ProviderName")
+    rows = [[c for j, c in enumerate(r) if j != drop] for r in rows]
+    rows[0] = [c.lower() if c in ("ServiceProviderName", "SkuMeter") else c for c in rows[0]]
+    path = tmp_path / "focus13_no_provider.csv"
+    with path.open("w", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+    table = focus.parse(path).tables["billing_charges"].to_pylist()
+    assert [r["ProviderName"] for r in table] == ["AWS", "Contoso", "Google Cloud", "Google Cloud", "AWS",
+                                                  "Microsoft", "AWS"]
+    extra = json.loads(table[0]["x_extra"])
+    assert (extra["ServiceProviderName"], extra["SkuMeter"], extra["HostProviderName"]) == ("AWS", "Compute", "AWS")
