@@ -89,7 +89,7 @@ def test_candidates_to_the_cent(con):
             dict(status="costs more", instances=1, gpu_cost="57600.00", monthly_cost="57900.00",
                  monthly_savings="-38018.16", rank=None, evidence="projected", savings_pct=-191.2,
                  memory_margin_pct=65.0, ttft_ms_p95=208.1, tpot_ms_p95=25.5, eligible=False, passes_gates=True),
-        "today_shape|today's shape: azure standard_nd96asr_v4 (8x A100-40GB) x1":
+        "today_shape|today shape: azure standard_nd96asr_v4 (8x A100-40GB) x1":
             dict(status="back-test", instances=1, gpu_cost="19581.84", monthly_cost="19881.84",
                  monthly_savings="0.00", rank=None, evidence="measured", memory_margin_pct=40.1,
                  price_per_instance_hour="27.20", backtest_gap_pct=0.0),

@@ -271,7 +271,8 @@ gpu_rows as (
     select
         gpu_replicas.workload_id,
         case when is_today_shape then 'today_shape' else 'gpu' end as route_kind,
-        case when is_today_shape then 'today''s shape: ' else '' end
+        -- No apostrophes in literals: Spark does not read '' as one.
+        case when is_today_shape then 'today shape: ' else '' end
             || provider || ' ' || instance_type || ' (' || cast(gpus_per_instance as string) || 'x ' || gpu_model
             || ') x' || cast(case when is_today_shape then today_instances else replicas * instances_per_replica end as string)
             as candidate,
@@ -297,11 +298,11 @@ gpu_rows as (
         evidence,
         evidence as latency_evidence,
         case evidence when 'measured' then cast(null as string)
-             else 'a serving benchmark (vLLM/guidellm goodput, TTFT/TPOT at p95) of the workload''s model on '
+             else 'a serving benchmark (vLLM/guidellm goodput, TTFT/TPOT at p95) of the workload model on '
                   || cast(instances_per_replica * gpus_per_instance as string) || 'x ' || gpu_model end
             as evidence_to_run,
         required_one, kv_one, available_one, required_two, kv_two, available_two, instances_per_replica,
-        'goodput ' || case when evidence = 'missing' then 'not benchmarked: today''s instances priced as billed, latency unknown'
+        'goodput ' || case when evidence = 'missing' then 'not benchmarked: the instances billed today, priced as billed, latency unknown'
                            when evidence = 'analogue' then 'from a serving run of the same model for another workload (run '
                                 || run_id || ', ' || src_gpu_model || ' x' || cast(src_gpu_count as string)
                                 || ', another request shape), scaled by memory bandwidth'
@@ -763,7 +764,7 @@ final as (
             'compute: predicted ' || cast(round(cast(gpu_cost as double) + coalesce(cast(failure_loss as double), 0), 2) as string)
             || ' (instances x rate x ' || cast(round(billed_hours, 2) as string) || ' h) vs today '
             || cast(round(cast(today_compute_monthly as double), 2) as string)
-            || ' (billed GPU, API and waste lines at the run-rate); every other line is today''s own' end as backtest_gap_source,
+            || ' (billed GPU, API and waste lines at the run-rate); every other line as billed today' end as backtest_gap_source,
         round(ttft_ms_p95, 1) as ttft_ms_p95,
         round(tpot_ms_p95, 1) as tpot_ms_p95,
         round(p95_latency_ms, 1) as p95_latency_ms,
