@@ -48,6 +48,15 @@ def read_holder(home: Path) -> dict:
     return doc if isinstance(doc, dict) else {}
 
 
+def _holder_once_written(home: Path, within_s: float = 1.0) -> dict:
+    """The holder, read again for a moment while the file is empty: a refresh that has just taken
+    the lock writes its pid a few microseconds later."""
+    deadline = time.monotonic() + within_s
+    while not (holder := read_holder(home)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return holder
+
+
 @contextlib.contextmanager
 def refresh_lock(home: Path, wait_s: float = 0.0) -> Iterator[dict]:
     """Hold the home's refresh lock for the block; waits up to `wait_s` seconds for a running
@@ -63,7 +72,7 @@ def refresh_lock(home: Path, wait_s: float = 0.0) -> Iterator[dict]:
             except BlockingIOError:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise RefreshBusy(home, read_holder(home)) from None
+                    raise RefreshBusy(home, _holder_once_written(home)) from None
                 time.sleep(min(POLL_S, left))
         me = {"pid": os.getpid(), "host": socket.gethostname(),
               "started_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
