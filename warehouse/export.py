@@ -25,6 +25,24 @@ FORMATS = {"parquet": "(format parquet, compression zstd)",
            "csv": f"(format csv, header true, timestampformat '{CSV_TIMESTAMP}', dateformat '%Y-%m-%d')"}
 # Columns only GPU Ledger needs to trace a row; every FOCUS column and every x_ extension is written.
 ORDER_BY = "BillingPeriodStart, BillingCurrency, ChargePeriodStart, x_charge_key, x_export_row_id"
+# The export without splits: one row per ledger line. The split rows of a line (same x_charge_key) are
+# re-assembled the way any reader would: costs and quantities summed over the parts, the team the
+# ledger gave the line (x_ledger_team), and the Allocated* columns of our split dropped.
+SUMMED = ("BilledCost", "EffectiveCost", "ListCost", "ContractedCost", "ConsumedQuantity", "PricingQuantity",
+          "PricingCurrencyEffectiveCost", "x_gpu_hours")
+ALLOCATED = ("AllocatedMethodId", "AllocatedMethodDetails", "AllocatedResourceId", "AllocatedResourceName",
+             "AllocatedTags")
+LINES = (
+    "select e.* replace ("
+    + ", ".join(f"t.{c} as {c}" for c in SUMMED)
+    + ", " + ", ".join(f"cast(null as varchar) as {c}" for c in ALLOCATED)
+    + ", x_ledger_team as x_team, t.x_workload_id as x_workload_id, x_charge_key as x_export_row_id, "
+    "'line' as x_allocation_portion) "
+    "from {table} as e inner join (select x_charge_key, max(x_workload_id) as x_workload_id, "
+    + ", ".join(f"sum({c}) as {c}" for c in SUMMED)
+    + " from {table} group by x_charge_key) as t using (x_charge_key) "
+    "qualify row_number() over (partition by x_charge_key order by x_export_row_id) = 1"
+)
 
 
 class ExportError(ValueError):
@@ -39,10 +57,13 @@ def _month_start(month: str) -> str:
     return parsed.strftime("%Y-%m-01")
 
 
-def export_focus(serving_db: Path, out_dir: Path, fmt: str = "parquet", month: str | None = None) -> list[Path]:
+def export_focus(serving_db: Path, out_dir: Path, fmt: str = "parquet", month: str | None = None,
+                 splits: bool = True) -> list[Path]:
     """Write fct_focus_export of the publication at `serving_db` under `out_dir`; returns the files written.
 
-    `month` (YYYY-MM) keeps one billing period. Files of the written months are replaced.
+    `month` (YYYY-MM) keeps one billing period. Files of the written months are replaced. `splits=False`
+    writes one row per ledger line (LINES): a file any FOCUS reader, GPU Ledger's own billing parser
+    included, can load as a bill without counting a split line twice.
     """
     if fmt not in FORMATS:
         raise ExportError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
@@ -58,6 +79,7 @@ def export_focus(serving_db: Path, out_dir: Path, fmt: str = "parquet", month: s
             f"select distinct strftime(cast(BillingPeriodStart as date), '%Y-%m') as m from {EXPORT_TABLE} "
             "where ? is null or cast(BillingPeriodStart as date) = cast(? as date) order by m",
             [start, start]).fetchall()]
+        source = EXPORT_TABLE if splits else f"({LINES.format(table=EXPORT_TABLE)})"
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         written = []
@@ -68,7 +90,7 @@ def export_focus(serving_db: Path, out_dir: Path, fmt: str = "parquet", month: s
             # where DuckDB allows it (COPY takes its target as a literal: quotes are doubled).
             literal = str(tmp).replace("'", "''")
             con.execute(
-                f"copy (select * from {EXPORT_TABLE} where strftime(cast(BillingPeriodStart as date), '%Y-%m') = "
+                f"copy (select * from {source} where strftime(cast(BillingPeriodStart as date), '%Y-%m') = "
                 f"'{m}' order by {ORDER_BY}) to '{literal}' {FORMATS[fmt]}")
             tmp.replace(target)
             written.append(target)

@@ -251,3 +251,47 @@ def test_sample_export_equals_ledger_and_conforms(sample_run: dict, tmp_path: Pa
     finally:
         con.close()
     assert len(written) == len({p for p, *_ in export})
+
+
+# The sample's bills; the other files of samples/inputs/billing (invoice totals, provenance) are no bills
+# and stay in the round trip's inputs folder, so its refresh reconciles against the same invoices.
+SAMPLE_BILLS = ("azure_ea_cost_export_sample_anonymized.csv", "focus_1.0_sample_1000_multicloud.csv",
+                "focus_1.2_fleet_2025-04_constructed.csv", "oci_cost_report_sample.csv")
+ROUND_TRIP = ("select cast(BillingPeriodStart as date) as p, BillingCurrency as c, x_team as t, "
+              "sum(BilledCost) as b, sum(coalesce(EffectiveCost, 0)) as e, count(*) as n from ledger_focus "
+              "group by all order by all")
+
+
+def round_trip(fmt: str, sample_home: Path, root: Path) -> dict:
+    """The sample ledger exported without splits (one row per ledger line), loaded back as the bills of an
+    otherwise unchanged sample inputs folder through a full refresh."""
+    from pipelines.cli import execute_refresh
+    from tests.conftest import SAMPLES
+
+    inputs = root / "inputs"
+    shutil.copytree(SAMPLES, inputs)
+    for name in SAMPLE_BILLS:
+        (inputs / "billing" / name).unlink()
+    written = export_focus(sample_home / "serving.duckdb", inputs / "billing", fmt=fmt, splits=False)
+    ok, _run_id, reason = execute_refresh(root / "home", inputs, docs=False)
+    return {"home": root / "home", "ok": ok, "reason": reason, "files": written}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_sample_export_round_trips_through_billing_parser(sample_run: dict, fmt: str, tmp_path: Path) -> None:
+    """Export -> inputs folder -> refresh: Σ BilledCost and Σ EffectiveCost per billing period, currency
+    and team are the ledger's to the cent, and so is every team's chargeback."""
+    assert sample_run["ok"], sample_run["reason"]
+    serving = sample_run["home"] / "serving.duckdb"
+    again = round_trip(fmt, sample_run["home"], tmp_path)
+    assert again["ok"], again["reason"]
+    before = [(r["p"], r["c"], r["t"], cents(r["b"]), cents(r["e"]), r["n"]) for r in rows(serving, ROUND_TRIP)]
+    after = [(r["p"], r["c"], r["t"], cents(r["b"]), cents(r["e"]), r["n"])
+             for r in rows(again["home"] / "serving.duckdb", ROUND_TRIP)]
+    assert after == before
+    chargeback = ("select billing_period_start, currency, team_id, direct_cost, shared_cost, idle_cost, credits, tax, "
+                  "total_cost, billed_cost, amortised_cost from fct_chargeback_monthly "
+                  "order by all")
+    assert rows(again["home"] / "serving.duckdb", chargeback) == rows(serving, chargeback)
+
