@@ -253,23 +253,16 @@ def report(
 
 @app.command()
 def decide(
-    workload: str = typer.Option(..., help="workload id from the registry"),
+    workload: str | None = typer.Option(None, help="workload id from the registry"),
+    every: bool = typer.Option(False, "--all", help="one record per registry workload plus an index"),
     home: Path | None = typer.Option(None, help="warehouse home holding serving.duckdb"),
 ) -> None:
-    """Write a dated decision record (Markdown + JSON) for a workload's GPU / API route choice."""
-    from reporting.decisions import DecisionDataMissing, write_decision_record
+    """Write a dated one-page decision record (plus appendix and JSON) for a workload's GPU / API route."""
+    from pipelines.cli_decide import run_decide
 
     paths = _home(home)
     _require_published(paths)
-    known = serving.distinct(paths.serving_db, "dim_workload", "workload_id")
-    if known and workload not in known:
-        _usage_error(f"--workload {workload}: no such workload; workloads: {', '.join(map(str, known))}", code=1)
-    try:
-        md, js = write_decision_record(paths.serving_db, paths.decisions, workload)
-    except DecisionDataMissing as exc:
-        console.print(f"[red]{exc}[/red]")
-        raise typer.Exit(1) from exc
-    console.print(f"decision record: {md}\n                 {js}")
+    run_decide(console, paths, workload, every)
 
 
 @app.command()

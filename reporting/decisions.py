@@ -3,7 +3,9 @@
 A record keeps what the domain method asks to keep so finance and platform can review a decision
 later: the workload's registry entry, every candidate with its inputs, the computed table, the
 acceptance criteria (the gates the SQL applied), today's cost, what is missing, and the chosen
-candidate (the best-ranked eligible one), plus the publication it was computed from. Amounts are written exactly (Decimal as strings in JSON).
+candidate (the best-ranked eligible one: cheaper than today and passing every gate; none otherwise),
+plus the publication it was computed from. Amounts are written exactly (Decimal as strings in JSON).
+People read a one-page Markdown (reporting/decision_page.py); the full tables go to an appendix beside it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from reporting.decision_page import page, summary
 from reporting.formatting import exact
 from reporting.safe_text import md_text
 from reporting.team_reports import safe_name
@@ -117,27 +120,40 @@ def build_decision(serving_path: Path, workload_id: str, decided_on: date) -> di
         missing.append("fct_candidate_comparison has no rows for this workload")
 
     eligible = candidates[_eligible(candidates)] if not candidates.empty else candidates
+    if not eligible.empty and "status" in eligible:
+        eligible = eligible[eligible["status"] == "eligible"]
+    if not eligible.empty and "monthly_savings" in eligible:
+        # A route that costs as much as today or more is never recommended, whatever flag it carries.
+        savings_known = eligible["monthly_savings"].notna()
+        eligible = eligible[~savings_known | (eligible["monthly_savings"].astype(float) > 0)]
     if not eligible.empty and "rank" in eligible:
         eligible = eligible.sort_values("rank")
     chosen = _records(eligible.head(1))[0] if not eligible.empty else None
     current = _records(candidates[kinds == "current"].head(1)) if not candidates.empty else []
     today = current[0] if current else None
+    pending_row = backtest_row = None
+    if "status" in candidates and "monthly_savings" in candidates:
+        pending = candidates[(candidates["status"] == "eligible pending evidence")
+                             & (candidates["monthly_savings"].astype(float) > 0)]
+        if not pending.empty:
+            pending_row = _records(pending.sort_values("monthly_cost").head(1))[0]
+    if not candidates.empty and (kinds == "today_shape").any():
+        backtest_row = _records(candidates[kinds == "today_shape"].head(1))[0]
     if tables["fct_capacity_options"] is not None and tables["fct_capacity_options"].empty:
         missing.append("no capacity options: the workload has no eligible GPU candidate to price rent/reserve/buy for")
 
     unit = (registry or {}).get("unit_of_success") or "accepted output"
-    savings = chosen.get("monthly_savings") if chosen else None
-    if chosen and savings is not None and float(savings) < 0:
-        verdict = (f"keep today's setup ({chosen.get('today_monthly_cost')} USD a month): the best eligible candidate "
-                   f"{chosen['candidate']} (evidence {chosen.get('evidence')}) costs {chosen.get('monthly_cost')}, "
-                   f"{-float(savings):,.2f} more than today")
-    elif chosen:
-        verdict = (f"choose {chosen['candidate']} (rank {chosen.get('rank')}, evidence {chosen.get('evidence')}): "
+    if chosen:
+        verdict = (f"switch to {chosen['candidate']} (rank {chosen.get('rank')}, evidence {chosen.get('evidence')}): "
                    f"{chosen.get('monthly_cost')} USD a month vs {chosen.get('today_monthly_cost')} today, "
-                   f"savings {savings} ({chosen.get('savings_pct')} %)")
+                   f"savings {chosen.get('monthly_savings')} ({chosen.get('savings_pct')} %)")
     elif today:
-        verdict = (f"no eligible candidate: keep today's setup at {today.get('monthly_cost')} USD a month "
-                   f"({today.get('effective_unit_cost')} per {unit}) until the missing evidence is collected")
+        verdict = (f"keep today's setup at {today.get('monthly_cost')} USD a month "
+                   f"({today.get('effective_unit_cost')} per {unit}): no eligible candidate (cheaper than today "
+                   "and passing every gate)")
+        if pending_row:
+            verdict += (f"; the cheapest route pending evidence, {pending_row['candidate']}, would save "
+                        f"{pending_row.get('monthly_savings')} a month once {pending_row.get('evidence_to_run')} confirms it")
     else:
         verdict = "no eligible candidate and no production cost recorded: nothing to compare yet"
     return {
@@ -161,31 +177,31 @@ def build_decision(serving_path: Path, workload_id: str, decided_on: date) -> di
                              if tables["fct_capacity_options"] is not None else None),
         "chosen": chosen["candidate"] if chosen else None,
         "chosen_row": chosen,
+        "pending_row": pending_row,
+        "backtest_row": backtest_row,
+        # Every column of every row, for the one-page rendering only (the JSON keeps inputs and computed).
+        "computed_full": _records(candidates) if not candidates.empty else [],
     }
 
 
-def _markdown(rec: dict[str, Any]) -> str:
-    """The human-readable record."""
+def _appendix(rec: dict[str, Any]) -> str:
+    """Everything the one-page record leaves out: the full tables a later review may need."""
     pub = rec["publication"]
-    chosen = (f"**{rec['chosen']}** (rank {rec['chosen_row'].get('rank')}, effective unit cost "
-              f"{rec['chosen_row'].get('effective_unit_cost')}, evidence "
-              f"{rec['chosen_row'].get('evidence', rec['chosen_row'].get('basis'))})"
-              if rec["chosen"] else "**none**: no candidate passes every gate, so nothing is chosen")
     slo = rec["acceptance_criteria"]["slo"]
     today = rec.get("today")
     parts = [
-        f"# GPU decision: {md_text(rec['workload_id'])} ({rec['decided_on']})\n",
-        f"Computed from publication run `{pub.get('run_id')}` published {pub.get('published_at')} UTC.\n",
-        f"## Decision\n\nChosen candidate: {chosen}.\n\n{rec.get('decision', '')}\n",
+        f"# GPU decision appendix: {md_text(rec['workload_id'])} ({rec['decided_on']})\n",
+        (f"Computed from publication run `{md_text(pub.get('run_id'))}` published {pub.get('published_at')} UTC. "
+         f"Decision: {md_text(rec.get('decision', ''))}\n"),
         ("## Today\n\n" + _md_table([today])) if today else "## Today\n\n_no production cost recorded_\n",
         "## Missing\n",
-        ("\n".join(f"- {m}" for m in rec.get("missing") or []) + "\n") if rec.get("missing") else "_nothing_\n",
+        ("\n".join(f"- {md_text(m)}" for m in rec.get("missing") or []) + "\n") if rec.get("missing") else "_nothing_\n",
         "## Workload (registry entry)\n",
         _md_table([rec["registry_entry"]]) if rec["registry_entry"] else "_dim_workload is not published yet_\n",
         "## Acceptance criteria (the gates the SQL applied)\n",
         "\n".join(f"- {r}" for r in rec["acceptance_criteria"]["rules"]) + "\n",
-        ("\n".join(f"- `{k}` = {v}" for k, v in slo.items()) + "\n") if slo else "",
-        f"Evidence levels present: {', '.join(rec.get('evidence_levels') or []) or 'none'}.\n",
+        ("\n".join(f"- `{k}` = {md_text(v)}" for k, v in slo.items()) + "\n") if slo else "",
+        f"Evidence levels present: {', '.join(md_text(e) for e in rec.get('evidence_levels') or []) or 'none'}.\n",
         "## Candidates: inputs\n", _md_table(rec["candidate_inputs"]),
         "## Computed\n", _md_table(rec["computed"]),
         "## Memory fit\n",
@@ -199,13 +215,42 @@ def _markdown(rec: dict[str, Any]) -> str:
 
 def write_decision_record(serving_path: Path, out_dir: Path, workload_id: str,
                           decided_on: date | None = None) -> tuple[Path, Path]:
-    """Write out_dir/<workload_id>/<YYYY-MM-DD>.md and .json; raises DecisionDataMissing only when neither
-    the candidates nor the registry know the workload."""
-    decided_on = decided_on or date.today()
+    """Write out_dir/<workload_id>/<YYYY-MM-DD>.md (one page), .appendix.md (the full tables) and .json;
+    raises DecisionDataMissing only when neither the candidates nor the registry know the workload."""
+    md_path, json_path, _ = _write(serving_path, out_dir, workload_id, decided_on or date.today())
+    return md_path, json_path
+
+
+def _write(serving_path: Path, out_dir: Path, workload_id: str, decided_on: date) -> tuple[Path, Path, str]:
     record = build_decision(serving_path, workload_id, decided_on)
     folder = Path(out_dir) / safe_name(workload_id)
     folder.mkdir(parents=True, exist_ok=True)
-    md_path, json_path = folder / f"{decided_on:%Y-%m-%d}.md", folder / f"{decided_on:%Y-%m-%d}.json"
-    md_path.write_text(_markdown(record), encoding="utf-8")
+    stem = f"{decided_on:%Y-%m-%d}"
+    md_path, json_path, appendix = folder / f"{stem}.md", folder / f"{stem}.json", folder / f"{stem}.appendix.md"
+    md_path.write_text(page(record, appendix.name), encoding="utf-8")
+    appendix.write_text(_appendix(record), encoding="utf-8")
+    record.pop("computed_full")
     json_path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return md_path, json_path
+    return md_path, json_path, summary(record)
+
+
+def write_all_records(serving_path: Path, out_dir: Path, workload_ids: list[str],
+                      decided_on: date | None = None) -> tuple[Path, list[Path]]:
+    """One record per workload and an index (out_dir/index-<YYYY-MM-DD>.md) with each one's decision.
+    A workload whose data is missing is listed in the index with the reason instead of stopping the rest."""
+    decided_on = decided_on or date.today()
+    lines = [f"# GPU decisions ({decided_on:%Y-%m-%d})\n", "| Workload | Decision | Record |", "|---|---|---|"]
+    written: list[Path] = []
+    for wid in workload_ids:
+        try:
+            md, _, verdict = _write(serving_path, out_dir, wid, decided_on)
+        except DecisionDataMissing as exc:
+            lines.append(f"| {md_text(wid)} | {md_text(exc)} | — |")
+            continue
+        written.append(md)
+        rel = md.relative_to(Path(out_dir)).as_posix()
+        lines.append(f"| {md_text(wid)} | {verdict} | [{md_text(rel)}](<{rel}>) |")
+    index = Path(out_dir) / f"index-{decided_on:%Y-%m-%d}.md"
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    index.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return index, written

@@ -1,4 +1,4 @@
-"""Decision records: the chosen candidate is the best-ranked eligible one; a workload the registry knows
+"""Decision records: the chosen candidate is the best-ranked eligible one (never a costlier route); a workload the registry knows
 always gets a record that states what is missing; only an unknown workload fails clearly."""
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ def test_record_chooses_best_candidate_meeting_slo(serving_db: Path, tmp_path: P
     assert rec["publication"]["run_id"] == "run-fixture-0042"
     assert len(rec["capacity_options"]) == 3 and len(rec["memory_fit"]) == 2
     text = md.read_text()
-    assert "Chosen candidate: **coreweave-l40s**" in text and "## Acceptance criteria" in text
-    assert "| api-route | api |" in text  # candidate, route_kind, then evidence and provider
+    assert "**Switch to coreweave-l40s.**" in text and "Chosen" not in text
+    appendix = (tmp_path / "wl-serve" / "2025-03-01.appendix.md").read_text()
+    assert "## Acceptance criteria" in appendix
+    assert "| api-route | api |" in appendix  # candidate, route_kind, then evidence and provider
 
 
 def test_no_candidate_meeting_slo_chooses_nothing(serving_db: Path, tmp_path: Path) -> None:
@@ -37,9 +39,9 @@ def test_no_candidate_meeting_slo_chooses_nothing(serving_db: Path, tmp_path: Pa
     con.close()
     md, js = write_decision_record(serving_db, tmp_path, "wl-serve", date(2025, 3, 1))
     assert json.loads(js.read_text())["chosen"] is None
-    text = md.read_text()
-    assert "no candidate passes every gate" in text
-    assert "## Missing" in text and "## Today" in text
+    assert "**Keep today's setup**" in md.read_text()
+    appendix = (tmp_path / "wl-serve" / "2025-03-01.appendix.md").read_text()
+    assert "## Missing" in appendix and "## Today" in appendix
 
 
 def test_missing_tables_raise_a_clear_error(minimal_serving: Path, tmp_path: Path) -> None:
@@ -61,7 +63,8 @@ def test_registered_workload_without_candidates_gets_a_record_stating_what_is_mi
     assert rec["chosen"] is None and rec["registry_entry"]["workload_type"] == "full fine-tune"
     assert "fct_candidate_comparison has no rows for this workload" in rec["missing"]
     assert "no eligible candidate" in rec["decision"]
-    assert "## Missing" in md.read_text()
+    assert "**Keep today's setup**" in md.read_text()
+    assert "## Missing" in md.with_name("2025-03-01.appendix.md").read_text()
 
 
 def test_eligible_column_wins_over_meets_slo_and_rows_that_are_not_candidates_are_never_chosen(
