@@ -27,7 +27,8 @@ FORMATS = {"parquet": "(format parquet, compression zstd)",
 ORDER_BY = "BillingPeriodStart, BillingCurrency, ChargePeriodStart, x_charge_key, x_export_row_id"
 # The export without splits: one row per ledger line. The split rows of a line (same x_charge_key) are
 # re-assembled the way any reader would: costs and quantities summed over the parts, the team the
-# ledger gave the line (x_ledger_team), and the Allocated* columns of our split dropped.
+# ledger gave the line (x_ledger_team), and the Allocated* columns of our split dropped. A provider's own
+# allocation (x_allocation_source 'provider': a line we never split) is kept as received.
 SUMMED = ("BilledCost", "EffectiveCost", "ListCost", "ContractedCost", "ConsumedQuantity", "PricingQuantity",
           "PricingCurrencyEffectiveCost", "x_gpu_hours")
 ALLOCATED = ("AllocatedMethodId", "AllocatedMethodDetails", "AllocatedResourceId", "AllocatedResourceName",
@@ -35,7 +36,7 @@ ALLOCATED = ("AllocatedMethodId", "AllocatedMethodDetails", "AllocatedResourceId
 LINES = (
     "select e.* replace ("
     + ", ".join(f"t.{c} as {c}" for c in SUMMED)
-    + ", " + ", ".join(f"cast(null as varchar) as {c}" for c in ALLOCATED)
+    + ", " + ", ".join(f"case when x_allocation_source = 'provider' then {c} end as {c}" for c in ALLOCATED)
     + ", x_ledger_team as x_team, t.x_workload_id as x_workload_id, x_charge_key as x_export_row_id, "
     "'line' as x_allocation_portion) "
     "from {table} as e inner join (select x_charge_key, max(x_workload_id) as x_workload_id, "

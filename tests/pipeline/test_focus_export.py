@@ -295,3 +295,50 @@ def test_sample_export_round_trips_through_billing_parser(sample_run: dict, fmt:
                   "order by all")
     assert rows(again["home"] / "serving.duckdb", chargeback) == rows(serving, chargeback)
 
+
+ALLOCATED_FIXTURE = REPO / "tests" / "sources" / "fixtures" / "focus_1.3_constructed" / "costandusage_allocated_constructed.csv"
+
+
+@pytest.fixture(scope="module")
+def provider_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The hand-computed fixture plus a FOCUS 1.3 file whose 3 lines the provider already allocated
+    (costandusage_allocated_constructed.csv, same account, period and currency):
+
+                                                   BilledCost  AllocatedMethodId          AllocatedTags
+     4 AWS Config (Management and Governance)          180.00  aws-split-cost-allocation  team inference
+     5 AWS Config (Management and Governance)          120.00  aws-split-cost-allocation  team training
+     6 m7i on demand (i-training02, tag team training)  50.00  aws-split-cost-allocation  project atlas
+    """
+    from pipelines.cli import execute_refresh
+
+    root = tmp_path_factory.mktemp("provider_allocation")
+    shutil.copytree(FIXTURE, root / "inputs")
+    shutil.copy(ALLOCATED_FIXTURE, root / "inputs" / "billing" / ALLOCATED_FIXTURE.name)
+    ok, _run_id, reason = execute_refresh(root / "home", root / "inputs", docs=False)
+    assert ok, reason
+    return root / "home"
+
+
+def test_provider_allocation_written_through_unsplit(provider_home: Path, tmp_path: Path) -> None:
+    """A line the provider allocated is one export row with its Allocated* columns exactly as received;
+    our split applies only to the other lines (the CloudTrail line is still split, by us)."""
+    with ALLOCATED_FIXTURE.open(newline="") as fh:
+        sent = {(r["AllocatedResourceName"], cents(r["BilledCost"])): {c: r[c] for c in ALLOCATED}
+                for r in csv.DictReader(fh)}
+    got = rows(provider_home / "serving.duckdb",
+               "select * from fct_focus_export where x_allocation_source = 'provider' order by BilledCost")
+    assert len(got) == 3 == len({r["x_charge_key"] for r in got})
+    for r in got:
+        assert {c: r[c] for c in ALLOCATED} == sent[(r["AllocatedResourceName"], cents(r["BilledCost"]))]
+        assert r["x_allocation_portion"] == "rest"
+    ours = rows(provider_home / "serving.duckdb",
+                "select distinct AllocatedMethodId, x_allocation_source from fct_focus_export "
+                "where ServiceName = 'AWS CloudTrail'")
+    assert ours == [{"AllocatedMethodId": "proportional-direct-cost", "x_allocation_source": "gpu-ledger"}]
+    # 600 + 400 + 1000 + 180 + 120 + 50 = 2350 = the invoice, and the export partitions it
+    assert [(str(p), cents(b)) for p, _c, _n, b, _e in export_totals(provider_home / "serving.duckdb")] == [
+        ("2025-04-01", Decimal("2350.00"))]
+    # the export without splits keeps the provider's allocation and drops only ours
+    [path] = export_focus(provider_home / "serving.duckdb", tmp_path, splits=False)
+    lines = rows(path, f"select * from read_parquet('{path}')")
+    assert sorted((r["AllocatedMethodId"] or "") for r in lines) == ["", "", "", *["aws-split-cost-allocation"] * 3]

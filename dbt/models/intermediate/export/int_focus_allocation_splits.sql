@@ -13,6 +13,10 @@
 --   * an untagged credit or tax line under policy credits_tax_split 'proportional' (the default) splits
 --     over the period's teams by their chargeback before credits and tax on the chosen basis (direct,
 --     shared, idle and unused commitment lines of int_chargeback_lines), method 'proportional-chargeback';
+--   * a line the provider already allocated (a FOCUS 1.3 source sent AllocatedMethodId; kept in
+--     x_extra) is one unsplit part: the provider's allocation columns are the line's, and a second split
+--     on top of it would contradict them (no spread, no idle portion; its cost still weighs in the
+--     chargeback's direct-cost weights, as int_chargeback_lines counts it);
 --   * every other line is one unsplit part (method null).
 -- Each part's amounts are exact to 12 decimals; the rounding remainder of a split goes to its largest
 -- share, so the parts of a line add up to the line exactly (assert_focus_export_partitions_ledger).
@@ -27,6 +31,7 @@ ledger as (
         ledger.BillingCurrency as currency,
         ledger.x_team,
         ledger.x_workload_id,
+        nullif({{ json_text('ledger.x_extra', "'AllocatedMethodId'") }}, '') is not null as provider_allocated,
         case
             when ledger.ChargeCategory = 'Credit' then 'credits'
             when ledger.ChargeCategory = 'Tax' then 'tax'
@@ -37,7 +42,11 @@ ledger as (
                 then 'shared_pool'
             else 'direct_cost'
         end as line_kind,
-        cast(coalesce(idle.idle_share, 0) as decimal(18, 12)) as idle_share,
+        -- the chargeback's idle share (its weights use it) and the one the export splits by (none for a
+        -- line the provider allocated)
+        cast(coalesce(idle.idle_share, 0) as decimal(18, 12)) as chargeback_idle_share,
+        cast(case when nullif({{ json_text('ledger.x_extra', "'AllocatedMethodId'") }}, '') is not null then 0
+                  else coalesce(idle.idle_share, 0) end as decimal(18, 12)) as idle_share,
         case when policies.chargeback_basis = 'billed' then ledger.BilledCost
              else coalesce(ledger.EffectiveCost, ledger.BilledCost) end as basis_cost
     from {{ ref('ledger_focus') }} as ledger
@@ -51,7 +60,7 @@ ledger as (
 direct_weights as (
     -- The chargeback's weights: each team's direct cost of the period and currency on the chosen basis.
     select billing_period_start, currency, x_team as team_id,
-           sum({{ money('basis_cost - ' ~ money('basis_cost * idle_share')) }}) as weight
+           sum({{ money('basis_cost - ' ~ money('basis_cost * chargeback_idle_share')) }}) as weight
     from ledger
     where line_kind = 'direct_cost' and x_team <> '(unallocated)'
     group by billing_period_start, currency, x_team
@@ -127,7 +136,7 @@ rest_credit_tax as (
     inner join credit_tax_totals
         on credit_tax_totals.billing_period_start = ledger.billing_period_start
         and credit_tax_totals.currency = ledger.currency
-    where ledger.line_kind in ('credits', 'tax') and ledger.x_team = '(unallocated)'
+    where ledger.line_kind in ('credits', 'tax') and ledger.x_team = '(unallocated)' and not ledger.provider_allocated
         and coalesce(policies.credits_tax_split, 'proportional') <> 'unallocated'
 ),
 
@@ -140,7 +149,7 @@ rest_pool_spread as (
     inner join pool_weights
         on pool_weights.billing_period_start = ledger.billing_period_start and pool_weights.currency = ledger.currency
     -- A team with no direct cost would take a zero share: no row for it.
-    where pool_weights.weight <> 0
+    where pool_weights.weight <> 0 and not ledger.provider_allocated
         and (ledger.line_kind = 'shared_pool'
              or (ledger.line_kind = 'unused_pool' and policies.unused_commitment_policy = 'spread'))
 ),
@@ -152,8 +161,8 @@ rest_spread as (
 
 rest_single as (
     select ledger.x_charge_key, 'rest' as portion,
-           case when ledger.line_kind in ('shared_pool', 'unused_pool') then '(unallocated)' else ledger.x_team end
-               as team_id,
+           case when ledger.line_kind in ('shared_pool', 'unused_pool') and not ledger.provider_allocated
+                then '(unallocated)' else ledger.x_team end as team_id,
            ledger.x_workload_id as workload_id,
            case when ledger.idle_share > 0 then 'owner' end as method,
            {{ money('1') }} as weight, {{ money('1') }} as weight_total

@@ -84,22 +84,26 @@ final as (
         nullif({{ json_text('x_extra', "'ContractApplied'") }}, '') as ContractApplied,
         nullif({{ json_text('x_extra', "'CapacityReservationId'") }}, '') as CapacityReservationId,
         nullif({{ json_text('x_extra', "'CapacityReservationStatus'") }}, '') as CapacityReservationStatus,
-        method as AllocatedMethodId,
-        case when method is not null then concat(
+        -- A provider's own allocation (the FOCUS 1.3 columns it sent, kept in x_extra under their FOCUS
+        -- names) is written through as received: int_focus_allocation_splits never splits such a line, so
+        -- method is null there and each coalesce below takes the provider's value.
+        coalesce(nullif({{ json_text('x_extra', "'AllocatedMethodId'") }}, ''), method) as AllocatedMethodId,
+        coalesce(nullif({{ json_text('x_extra', "'AllocatedMethodDetails'") }}, ''), case when method is not null then concat(
             '{"method":"', method, '","portion":"', portion,
             '","basis":"', chargeback_basis,
             '","weight":', {{ decimal_text('weight') }}, ',"pool_total":', {{ decimal_text('weight_total') }},
-            ',"share":', {{ decimal_text('share') }}, ',"idle_share":', {{ decimal_text('idle_share') }}, '}') end
+            ',"share":', {{ decimal_text('share') }}, ',"idle_share":', {{ decimal_text('idle_share') }}, '}') end)
             as AllocatedMethodDetails,
-        case when method is not null
+        coalesce(nullif({{ json_text('x_extra', "'AllocatedResourceId'") }}, ''), case when method is not null
              then case when workload_id is not null then concat('workload/', workload_id)
-                       else concat('team/', team_id) end end as AllocatedResourceId,
-        case when method is not null then coalesce(workload_id, team_id) end as AllocatedResourceName,
-        case when method is not null then concat(
+                       else concat('team/', team_id) end end) as AllocatedResourceId,
+        coalesce(nullif({{ json_text('x_extra', "'AllocatedResourceName'") }}, ''), case when method is not null then coalesce(workload_id, team_id) end)
+            as AllocatedResourceName,
+        coalesce(nullif({{ json_text('x_extra', "'AllocatedTags'") }}, ''), case when method is not null then concat(
             '{"x_team":"', replace(team_id, '"', ''), '"',
             case when workload_id is not null then concat(',"x_workload_id":"', replace(workload_id, '"', ''), '"')
                  else '' end,
-            '}') end as AllocatedTags,
+            '}') end) as AllocatedTags,
         team_id as x_team,
         coalesce(workload_id, case when portion = 'rest' and method is null then x_workload_id end) as x_workload_id,
         x_environment,
@@ -108,6 +112,11 @@ final as (
         cast(x_gpu_hours * fraction as decimal(38, 9)) as x_gpu_hours,
         x_instance_type,
         portion as x_allocation_portion,
+        -- who allocated the row: our split ('gpu-ledger'), the source ('provider') or nobody (null); a
+        -- reader re-assembling a line drops only our Allocated* values (warehouse/export.py)
+        case when method is not null then 'gpu-ledger'
+             when nullif({{ json_text('x_extra', "'AllocatedMethodId'") }}, '') is not null then 'provider' end
+            as x_allocation_source,
         x_team as x_ledger_team,
         x_source_format,
         x_focus_version as x_source_focus_version
