@@ -38,7 +38,8 @@ LINES = (
     + ", ".join(f"t.{c} as {c}" for c in SUMMED)
     + ", " + ", ".join(f"case when x_allocation_source = 'provider' then {c} end as {c}" for c in ALLOCATED)
     + ", x_ledger_team as x_team, t.x_workload_id as x_workload_id, x_charge_key as x_export_row_id, "
-    "'line' as x_allocation_portion) "
+    "'line' as x_allocation_portion, "
+    "case when x_allocation_source = 'provider' then x_allocation_source end as x_allocation_source) "
     "from {table} as e inner join (select x_charge_key, max(x_workload_id) as x_workload_id, "
     + ", ".join(f"sum({c}) as {c}" for c in SUMMED)
     + " from {table} group by x_charge_key) as t using (x_charge_key) "

@@ -342,3 +342,4 @@ def test_provider_allocation_written_through_unsplit(provider_home: Path, tmp_pa
     [path] = export_focus(provider_home / "serving.duckdb", tmp_path, splits=False)
     lines = rows(path, f"select * from read_parquet('{path}')")
     assert sorted((r["AllocatedMethodId"] or "") for r in lines) == ["", "", "", *["aws-split-cost-allocation"] * 3]
+    assert sorted((r["x_allocation_source"] or "") for r in lines) == ["", "", "", "provider", "provider", "provider"]
