@@ -9,24 +9,20 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from tests import prefetch
+from tests import golden_cases, prefetch
+from tests.golden_cases import cents, rows
 
 REPO = Path(__file__).resolve().parents[2]
 INPUTS = REPO / "tests" / "golden_decision" / "inputs"
-CENT = Decimal("0.01")
 MONEY = {"gpu_cost", "monthly_cost", "monthly_savings", "storage_network", "platform_labor", "failure_loss",
          "price_per_instance_hour", "today_monthly_cost"}
 
 
 def build_golden_decision(root: Path) -> dict:
     """One refresh of tests/golden_decision/inputs into a fresh home (a tests/prefetch.py job)."""
-    from pipelines.cli import execute_refresh
-
-    ok, _run_id, reason = execute_refresh(root / "home", INPUTS, docs=False)
-    return {"home": root / "home", "ok": ok, "reason": reason}
+    return golden_cases.refresh(root, INPUTS)
 
 
 @pytest.fixture(scope="module")
@@ -36,20 +32,10 @@ def golden_decision_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 @pytest.fixture(scope="module")
 def con(golden_decision_run: dict):
-    assert golden_decision_run["ok"], golden_decision_run["reason"]
-    con = duckdb.connect(str(golden_decision_run["home"] / "serving.duckdb"), read_only=True)
-    yield con
-    con.close()
+    with golden_cases.published(golden_decision_run) as con:
+        yield con
 
 
-def cents(value) -> Decimal | None:
-    return None if value is None else Decimal(str(value)).quantize(CENT)
-
-
-def rows(con, sql: str) -> list[dict]:
-    cur = con.execute(sql)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
 def test_demand_and_today_on_one_month(con):
@@ -106,7 +92,7 @@ def test_candidates_to_the_cent(con):
             else:
                 assert have == value, (key, col, have)
     assert got["gpu|aws p4d.24xlarge (8x A100-40GB) x1"]["effective_unit_cost"] == \
-        pytest.approx(Decimal("14700") / 21375, abs=Decimal("1e-9"))
+        pytest.approx(Decimal(14700) / 21375, abs=Decimal("1e-9"))
 
 
 def test_back_test_within_15_percent(con):

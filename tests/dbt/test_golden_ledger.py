@@ -9,23 +9,19 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from tests import prefetch
+from tests import golden_cases, prefetch
+from tests.golden_cases import cents, rows
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden" / "inputs"
-CENT = Decimal("0.01")
 APRIL = "2025-04-01"
 
 
 def build_golden(root: Path) -> dict:
     """One refresh of tests/golden/inputs into a fresh home (a tests/prefetch.py job)."""
-    from pipelines.cli import execute_refresh
-
-    ok, _run_id, reason = execute_refresh(root / "home", GOLDEN, docs=False)
-    return {"home": root / "home", "ok": ok, "reason": reason}
+    return golden_cases.refresh(root, GOLDEN)
 
 
 @pytest.fixture(scope="module")
@@ -35,20 +31,10 @@ def golden_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 @pytest.fixture(scope="module")
 def con(golden_run: dict):
-    assert golden_run["ok"], golden_run["reason"]
-    con = duckdb.connect(str(golden_run["home"] / "serving.duckdb"), read_only=True)
-    yield con
-    con.close()
+    with golden_cases.published(golden_run) as con:
+        yield con
 
 
-def cents(value) -> Decimal | None:
-    return None if value is None else Decimal(str(value)).quantize(CENT)
-
-
-def rows(con, sql: str) -> list[dict]:
-    cur = con.execute(sql)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
 def test_unit_costs(con):
@@ -110,7 +96,7 @@ def test_cost_lines_by_component_and_cause(con):
         ("pretrain", "observability", None, "policy", cents("61.05")),
         ("pretrain", "platform_labor", None, "policy", cents("65.885961199067")),
     ], key=lambda t: tuple("" if v is None else str(v) for v in t))
-    key = lambda t: tuple("" if v is None else str(v) for v in t)  # noqa: E731
+    key = lambda t: tuple("" if v is None else str(v) for v in t)
     assert sorted(got, key=key) == sorted(expected, key=key)
     # estimates say so, with the days they are prorated to
     details = {r["workload_id"]: r["detail"] for r in rows(
@@ -132,7 +118,7 @@ def test_gpu_utilisation_daily(con):
             "failed_job_gpu_hours", "cancelled_job_gpu_hours", "utilisation_pct"]
     got = {(str(r["day"]), r["team_id"], r["workload_id"], r["gpu_model"]): [cents(r[c]) for c in cols]
            for r in rows(con, "select * from fct_gpu_utilisation_daily")}
-    d = lambda *v: [None if x is None else cents(x) for x in v]  # noqa: E731
+    d = lambda *v: [None if x is None else cents(x) for x in v]
     expected = {
         ("2025-04-14", "research", "pretrain", "V100-32GB"): d(0, 4, 0, 0, 0, 0, 0, 4, 0, 4, 0, None),
         ("2025-04-14", "support", "chat", "A100-40GB"): d(192, 192, 96, 192, 96, 0, 96, 0, 0, 0, 0, 50),

@@ -14,14 +14,13 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from tests import prefetch
+from tests import golden_cases, prefetch
+from tests.golden_cases import cents, rows
 
 REPO = Path(__file__).resolve().parents[2]
 INPUTS = REPO / "tests" / "golden_physical" / "inputs"
-CENT = Decimal("0.01")
 HOURS = Decimal("0.000001")  # hours are DECIMAL(38, 9): 1/7 slices summed hour by hour drift by ~1e-9
 PCT = Decimal("0.00001")  # utilisation_pct is rounded to 6 places
 JUNE = "2025-06-01"
@@ -31,10 +30,7 @@ MIG, OWN, K8S = "slurm:labmig", "slurm:labown", "kubernetes:(default)"
 
 def build_golden_physical(root: Path) -> dict:
     """One refresh of tests/golden_physical/inputs into a fresh home (a tests/prefetch.py job)."""
-    from pipelines.cli import execute_refresh
-
-    ok, _run_id, reason = execute_refresh(root / "home", INPUTS, docs=False)
-    return {"home": root / "home", "ok": ok, "reason": reason}
+    return golden_cases.refresh(root, INPUTS)
 
 
 @pytest.fixture(scope="module")
@@ -44,24 +40,14 @@ def golden_physical_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 @pytest.fixture(scope="module")
 def con(golden_physical_run: dict):
-    assert golden_physical_run["ok"], golden_physical_run["reason"]
-    con = duckdb.connect(str(golden_physical_run["home"] / "serving.duckdb"), read_only=True)
-    yield con
-    con.close()
+    with golden_cases.published(golden_physical_run) as con:
+        yield con
 
-
-def rows(con, sql: str) -> list[dict]:
-    cur = con.execute(sql)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
 def dec(value) -> Decimal | None:
     return None if value is None else Decimal(str(value))
 
-
-def cents(value) -> Decimal | None:
-    return None if value is None else dec(value).quantize(CENT)
 
 
 def differences(got: dict, expected: dict, tolerance: Decimal) -> list[str]:
