@@ -207,10 +207,23 @@ def test_every_workload_type_gets_ranked_candidates_or_names_the_benchmark(home:
         md, js = write_decision_record(home / "serving.duckdb", tmp_path, w["id"], date(2025, 5, 1))
         assert md.exists() and js.exists()
     # Training, fine-tuning, media and evals are priced from their own runs; batch from the same
-    # model's serving runs (analogue). Embeddings and the API-only code agent name the benchmark to run.
+    # model's serving runs (analogue); embeddings from the MLPerf BERT-large encoder analogue. The
+    # API-only code agent has no GPU route: its API routes are priced on today's token mix and wait on
+    # evidence (latency, and acceptance for the smaller models).
     with_rank = {r["workload_id"] for r in rows if r["rank"] == 1}
     assert with_rank == {"chat-assistant-70b", "batch-summarise-70b", "llm-pretrain-7b", "chat-ft-llama8b",
-                         "support-lora-8b", "product-images", "promo-video", "nightly-evals"}
+                         "support-lora-8b", "product-images", "promo-video", "nightly-evals", "search-embed"}
+    covered = {r["workload_id"] for r in rows
+               if r["rank"] is not None or (r["status"] == "eligible pending evidence" and r["monthly_savings"] > 0)}
+    assert covered == {w["id"] for w in _workloads()}
+    embed = [r for r in rows if r["workload_id"] == "search-embed" and r["route_kind"] == "gpu"]
+    assert embed and all(r["evidence"] == "analogue" and "MLPerf Inference bert-99 Offline" in r["notes"] for r in embed)
+    agent = [r for r in rows if r["workload_id"] == "code-agent"]
+    assert not [r for r in agent if r["route_kind"] == "missing_evidence"]
+    haiku = next(r for r in agent if "claude-3-5-haiku" in r["candidate"])
+    assert haiku["status"] == "eligible pending evidence" and haiku["quality_gate"] == "unknown"
+    assert "acceptance eval of claude-3-5-haiku" in haiku["evidence_to_run"]
+    assert "tokens per output from the API spend" in haiku["notes"]
     pretrain = [r for r in rows if r["workload_id"] == "llm-pretrain-7b" and r["route_kind"] == "gpu"]
     assert pretrain and all(r["evidence"] in ("measured", "same_gpu", "projected") for r in pretrain)
     batch = [r for r in rows if r["workload_id"] == "batch-summarise-70b" and r["route_kind"] == "gpu"]

@@ -43,6 +43,7 @@ def test_no_false_match_on_other_families(public_data: Path) -> None:
 EXPECTED_SAMPLE_ROWS = {
     "llama33-70b__01_tp8_pp1__serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_inf.json": {"benchmark_runs": 1, "benchmark_requests": 200},
     "cm4mlperf_datacenter_closed_llm_offline_v3.1-v4.1.json": {"benchmark_runs": 253},
+    "cm4mlperf_datacenter_closed_bert99_offline_v3.0-v4.1.json": {"benchmark_runs": 147},
     "guidellm_benchmarks_stripped.json": {"benchmark_runs": 1, "benchmark_requests": 1},
     "llmperf_bedrock_70b_individual.json": {"benchmark_runs": 1, "benchmark_requests": 150},
     "llmperf_bedrock_70b_summary.json": {"benchmark_runs": 1},
@@ -52,7 +53,7 @@ EXPECTED_SAMPLE_ROWS = {
 
 def test_bundled_samples_all_load() -> None:
     files = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".json", ".csv"))
-    assert len(files) == 19  # 13 JSON + 6 CSV
+    assert len(files) == 20  # 14 JSON + 6 CSV
     commands = runs = 0
     for p in files:
         fmt = recognise(p, "benchmarks")

@@ -43,21 +43,65 @@ extras as (
     from workloads
 ),
 
-runs as (
+serving_runs as (
     -- The workload's own serving runs, and serving runs of the same model made for another workload
     -- (analogue: another request shape). Own runs always rank first.
-    select runs.*,
+    select runs.run_id, runs.gpu_model, runs.gpu_count, runs.ttft_ms_p95, runs.tpot_ms_p95, runs.e2el_ms_p95,
            workloads.workload_id as for_workload_id,
            runs.workload_id = workloads.workload_id as is_own_run,
            runs.accepted / runs.duration_s * 3600.0 as goodput_per_hour,
            coalesce(runs.failed, 0) / nullif(coalesce(runs.completed, 0) + coalesce(runs.failed, 0), 0) as failed_share,
-           runs.accepted >= runs.produced * case when workloads.slo_percentile = 'p99' then 0.99 else 0.95 end as run_meets_slo
+           runs.accepted >= runs.produced * case when workloads.slo_percentile = 'p99' then 0.99 else 0.95 end as run_meets_slo,
+           'serving' as src_kind, cast(null as string) as src_note
     from {{ ref('fct_benchmark_runs') }} as runs
     inner join workloads
         on runs.workload_id = workloads.workload_id
         or (runs.workload_id is not null and runs.model_id = workloads.model_name
             and workloads.workload_type in ('real-time inference', 'batch inference', 'embedding'))
     where runs.gpu_model is not null and runs.gpu_count > 0 and runs.duration_s > 0 and runs.accepted > 0
+),
+
+encoder_submissions as (
+    -- Embedding workloads: MLPerf Inference results of an encoder of the same class (default BERT-large,
+    -- `bert-99` Offline; the registry may name another in benchmarks.encoder_analogue) are the analogue.
+    -- One row per GPU model: the median per-accelerator throughput over the submissions (the best
+    -- submission would flatter the GPU; MLPerf closed allows TensorRT and INT8 at 99 % accuracy).
+    select workloads.workload_id as for_workload_id, runs.gpu_model, runs.model_id,
+           min(runs.run_id) as run_id,
+           count(*) as submissions,
+           median(runs.result_value / runs.gpu_count) as samples_per_s_per_gpu
+    from {{ ref('fct_benchmark_runs') }} as runs
+    inner join workloads
+        on workloads.workload_type = 'embedding'
+        and runs.model_id = coalesce({{ json_text('workloads.benchmark_match', "'encoder_analogue'") }}, 'bert-99')
+    where runs.tool = 'mlperf' and runs.scenario = 'Offline' and runs.result_unit = 'samples/s'
+      and runs.gpu_model is not null and runs.gpu_count > 0 and runs.result_value > 0
+    group by workloads.workload_id, runs.gpu_model, runs.model_id
+),
+
+encoder_runs as (
+    -- An MLPerf sample is a 384-token sequence: a workload with longer records (mean input tokens, else
+    -- its context window) scales throughput down by 384 / tokens; shorter records are not scaled up
+    -- (batching and padding rarely pass that gain on).
+    select enc.run_id, enc.gpu_model, 1 as gpu_count,
+           cast(null as double) as ttft_ms_p95, cast(null as double) as tpot_ms_p95, cast(null as double) as e2el_ms_p95,
+           enc.for_workload_id, false as is_own_run,
+           enc.samples_per_s_per_gpu * 3600.0
+               * least(1.0, 384.0 / coalesce(workloads.mean_input_tokens, workloads.context_window, 384)) as goodput_per_hour,
+           cast(0 as double) as failed_share, true as run_meets_slo,
+           'encoder' as src_kind,
+           'MLPerf Inference ' || enc.model_id || ' Offline, median of ' || cast(enc.submissions as string)
+               || ' submission(s) on ' || enc.gpu_model || ': ' || cast(round(enc.samples_per_s_per_gpu, 1) as string)
+               || ' samples/s per GPU x min(1, 384/' || cast(coalesce(workloads.mean_input_tokens, workloads.context_window, 384) as string)
+               || ' tokens); an encoder analogue (tuned submissions, INT8 allowed)' as src_note
+    from encoder_submissions as enc
+    inner join workloads on workloads.workload_id = enc.for_workload_id
+),
+
+runs as (
+    select * from serving_runs
+    union all
+    select * from encoder_runs
 ),
 
 ranked_runs as (
@@ -203,7 +247,9 @@ shapes as (
         case when measured.run_id is not null then measured.failed_share else reference.failed_share end as failed_share,
         case when measured.run_id is not null then measured.ttft_ms_p95 else reference.ttft_ms_p95 end as src_ttft,
         case when measured.run_id is not null then measured.tpot_ms_p95 else reference.tpot_ms_p95 end as src_tpot,
-        case when measured.run_id is not null then measured.e2el_ms_p95 else reference.e2el_ms_p95 end as src_e2el
+        case when measured.run_id is not null then measured.e2el_ms_p95 else reference.e2el_ms_p95 end as src_e2el,
+        coalesce(measured.src_kind, reference.src_kind) as src_kind,
+        coalesce(measured.src_note, reference.src_note) as src_note
     from all_offers
     left join reference on reference.decision_workload_id = all_offers.workload_id
     left join measured_on_gpu as measured
@@ -265,6 +311,9 @@ gpu_replicas as (
     cross join policies
     left join quality using (workload_id)
     where (goodput_per_replica_hour > 0 or is_today_shape) and demand.monthly_accepted_demand is not null
+      -- An encoder analogue is compute-bound: it prices only GPUs with a submission of their own (no
+      -- projection by memory bandwidth).
+      and (is_today_shape or coalesce(src_kind, 'serving') <> 'encoder' or measured_gpu)
 ),
 
 gpu_rows as (
@@ -297,12 +346,15 @@ gpu_rows as (
              else production_sessions end as sessions_per_replica,
         evidence,
         evidence as latency_evidence,
-        case evidence when 'measured' then cast(null as string)
+        case when evidence = 'measured' then cast(null as string)
+             when src_kind = 'encoder' then 'an embedding throughput benchmark (records per second at the latency target) of the workload model on '
+                  || cast(instances_per_replica * gpus_per_instance as string) || 'x ' || gpu_model
              else 'a serving benchmark (vLLM/guidellm goodput, TTFT/TPOT at p95) of the workload model on '
                   || cast(instances_per_replica * gpus_per_instance as string) || 'x ' || gpu_model end
             as evidence_to_run,
         required_one, kv_one, available_one, required_two, kv_two, available_two, instances_per_replica,
-        'goodput ' || case when evidence = 'missing' then 'not benchmarked: the instances billed today, priced as billed, latency unknown'
+        'goodput ' || case when src_kind = 'encoder' then src_note || ', scaled by GPU count'
+                           when evidence = 'missing' then 'not benchmarked: the instances billed today, priced as billed, latency unknown'
                            when evidence = 'analogue' then 'from a serving run of the same model for another workload (run '
                                 || run_id || ', ' || src_gpu_model || ' x' || cast(src_gpu_count as string)
                                 || ', another request shape), scaled by memory bandwidth'
@@ -435,7 +487,10 @@ api_routes as (
            {{ json_text('route', "'model_key'") }} as model_key,
            {{ json_text('route', "'benchmark_model_id'") }} as benchmark_model_id,
            cast({{ json_text('route', "'quality_acceptance'") }} as double) as route_quality_acceptance,
-           coalesce({{ json_text('route', "'model'") }}, workloads.model_name) as served_model
+           coalesce({{ json_text('route', "'model'") }}, workloads.model_name) as served_model,
+           -- A route naming another model than the workload's cannot borrow today's quality acceptance.
+           {{ json_text('route', "'model'") }} is null
+               or lower({{ json_text('route', "'model'") }}) = lower(coalesce(workloads.model_name, '')) as same_model
     from workloads,
          {{ lateral_explode(json_object_list(json_member('workloads.benchmark_match', "'api_routes'"))) }} as routes(route)
 ),
@@ -449,6 +504,27 @@ api_bench as (
     from {{ ref('fct_benchmark_runs') }}
     where tool = 'llmperf' and model_id is not null
     group by model_id
+),
+
+spend_mix as (
+    -- Today's token mix from the workload's own API spend in its demand month: tokens per produced
+    -- output (accepted / production quality acceptance), cached input apart (priced at the cache rate).
+    select spend.workload_id,
+           sum(spend.input_tokens - coalesce(spend.cached_tokens, 0))
+               / (max(demand.today_accepted_outputs) / max(coalesce(quality.quality_acceptance, 1))) as uncached_input_per_output,
+           sum(coalesce(spend.cached_tokens, 0))
+               / (max(demand.today_accepted_outputs) / max(coalesce(quality.quality_acceptance, 1))) as cached_input_per_output,
+           sum(spend.output_tokens)
+               / (max(demand.today_accepted_outputs) / max(coalesce(quality.quality_acceptance, 1))) as output_per_output,
+           -- Today's failed spend share: what a route without a benchmark of its own is assumed to lose.
+           cast(sum(coalesce(spend.failed_cost, 0)) as double) / nullif(cast(sum(spend.cost) as double), 0) as failed_share
+    from {{ ref('fct_api_spend_daily') }} as spend
+    inner join demand
+        on demand.workload_id = spend.workload_id
+        and cast(date_trunc('month', spend.day) as date) = cast(demand.today_period as date)
+    left join quality on quality.workload_id = spend.workload_id
+    where demand.today_accepted_outputs > 0
+    group by spend.workload_id
 ),
 
 api_rows as (
@@ -466,10 +542,30 @@ api_rows as (
         demand.monthly_accepted_demand as accepted_outputs,
         coalesce(api_routes.route_quality_acceptance, quality.quality_acceptance, 1) as quality_acceptance,
         case when api_routes.route_quality_acceptance is not null then 'measured'
-             when quality.quality_acceptance is not null then 'assumed' else 'missing' end as quality_evidence,
-        (coalesce(workloads.mean_input_tokens, 0) * prices.input_cost_per_1m_tokens
-            + coalesce(workloads.mean_output_tokens, 0) * prices.output_cost_per_1m_tokens) / 1e6 as cost_per_response,
-        coalesce(api_bench.error_rate, 0) as error_rate,
+             when quality.quality_acceptance is not null and api_routes.same_model then 'assumed' else 'missing' end as quality_evidence,
+        -- Tokens per response: the registry's request shape, else today's measured mix; neither is a
+        -- gap (no cost), never zero tokens.
+        case when workloads.mean_input_tokens is not null
+                 then (workloads.mean_input_tokens * prices.input_cost_per_1m_tokens
+                       + coalesce(workloads.mean_output_tokens, 0) * prices.output_cost_per_1m_tokens) / 1e6
+             when spend_mix.workload_id is not null
+                 then (spend_mix.uncached_input_per_output * prices.input_cost_per_1m_tokens
+                       + spend_mix.cached_input_per_output
+                         * coalesce(prices.cache_read_cost_per_1m_tokens, prices.input_cost_per_1m_tokens)
+                       + spend_mix.output_per_output * prices.output_cost_per_1m_tokens) / 1e6
+        end as cost_per_response,
+        case when workloads.mean_input_tokens is not null then 'tokens per response from the registry request shape ('
+                 || cast(workloads.mean_input_tokens as string) || ' in, ' || cast(coalesce(workloads.mean_output_tokens, 0) as string) || ' out)'
+             when spend_mix.workload_id is not null then 'tokens per output from the API spend of '
+                 || cast(demand.today_period as string) || ' (' || cast(round(spend_mix.uncached_input_per_output) as string)
+                 || ' input, ' || cast(round(spend_mix.cached_input_per_output) as string) || ' cached, '
+                 || cast(round(spend_mix.output_per_output) as string) || ' output per produced output)'
+             else 'tokens per response unknown: no request_shape tokens in the registry and no API spend to measure them'
+        end as token_basis,
+        api_routes.same_model,
+        workloads.operating_boundary,
+        workloads.unit_of_success,
+        coalesce(api_bench.error_rate, spend_mix.failed_share, 0) as error_rate,
         api_bench.ttft_ms_p95, api_bench.tpot_ms_p95, api_bench.e2el_ms_p95 as p95_latency_ms,
         case when api_bench.model_id is null then 'missing'
              -- measured only when the benchmarked model is the served model (separators ignored)
@@ -488,6 +584,7 @@ api_rows as (
         on prices.model_key = api_routes.model_key
     left join api_bench on api_bench.model_id = api_routes.benchmark_model_id
     left join quality on quality.workload_id = api_routes.workload_id
+    left join spend_mix on spend_mix.workload_id = api_routes.workload_id
     left join extras on extras.workload_id = api_routes.workload_id
 ),
 
@@ -518,23 +615,35 @@ candidates as (
     from compute_rows
     left join scope on scope.workload_id = compute_rows.workload_id
     union all
-    select workload_id, route_kind, candidate, provider, instance_type, gpu_model, gpus_per_instance,
+    select api_rows.workload_id, route_kind, candidate, provider, instance_type, gpu_model, gpus_per_instance,
            intra_node_interconnect, inter_node_network, instances, price_per_instance_hour, billed_hours,
            'per-token',
            round({{ money('accepted_outputs / quality_acceptance * cost_per_response') }}, 8),
            round({{ money('accepted_outputs / quality_acceptance * cost_per_response * error_rate / nullif(1 - error_rate, 0)') }}, 8),
-           {{ money('0') }}, {{ money('gateway') }}, accepted_outputs, quality_acceptance, quality_evidence,
+           -- A workload served by an API today keeps its own non-compute scope and labour (equal scope);
+           -- one moving off GPUs drops them and takes on the gateway upkeep.
+           case when api_scope.workload_id is not null then api_scope.non_compute_monthly else {{ money('0') }} end,
+           case when api_scope.workload_id is not null then api_scope.today_platform_labor else {{ money('gateway') }} end,
+           accepted_outputs, quality_acceptance, quality_evidence,
            ttft_ms_p95, tpot_ms_p95, p95_latency_ms, cast(null as double), cast(null as integer),
            latency_evidence, latency_evidence,
-           case when latency_evidence = 'measured' then cast(null as string)
-                else 'llmperf of ' || served_model || ' via ' || provider || ' (TTFT, TPOT and e2e at p95, error rate)' end,
+           nullif(concat_ws('; ',
+               case when latency_evidence <> 'measured'
+                    then 'llmperf of ' || served_model || ' via ' || provider || ' (TTFT, TPOT and e2e at p95, error rate)' end,
+               case when quality_evidence = 'missing'
+                    then 'an acceptance eval of ' || served_model || ' on the workload task (' || unit_of_success || ', its acceptance rule)' end
+           ), ''),
            false,
-           'price from the LiteLLM catalog (' || model_key || '); latency and error rate '
+           'price from the LiteLLM catalog (' || model_key || '); ' || token_basis || '; latency and error rate '
                || case latency_evidence when 'measured' then 'from llmperf of ' || bench_model_id
                                         when 'analogue' then 'from llmperf of another model (' || bench_model_id || '): analogue'
-                                        else 'not benchmarked' end
-               || '; platform labour = the gateway upkeep (assumption gateway_monthly)'
+                                        else 'not benchmarked (error rate assumed as today)' end
+               || case when quality_evidence = 'missing' and not same_model then '; another model than today: quality acceptance unmeasured' else '' end
+               || case when api_scope.workload_id is not null then '; non-compute scope and labour as today (served by an API today)'
+                       else '; platform labour = the gateway upkeep (assumption gateway_monthly)' end
     from api_rows
+    left join scope as api_scope
+        on api_scope.workload_id = api_rows.workload_id and api_rows.operating_boundary = 'managed API'
 ),
 
 gated as (
@@ -542,7 +651,11 @@ gated as (
         candidates.*,
         workloads.slo_percentile,
         policies.memory_margin_min_pct,
-        policies.quality_acceptance_min,
+        -- The quality target: the policy minimum, or today's own production acceptance where that is
+        -- lower (a route must be no worse than what the workload accepts today; a coding agent whose
+        -- patches are merged 66 % of the time is not held to 90 %).
+        least(policies.quality_acceptance_min,
+              coalesce(today_quality.today_quality_acceptance, policies.quality_acceptance_min)) as quality_acceptance_min,
         case when route_kind = 'api' then 'n/a'
              when topology_blocked then 'fail'
              when memory_margin_pct is null then 'unknown'
@@ -556,11 +669,15 @@ gated as (
                   or (workloads.slo_e2el_ms is not null and p95_latency_ms is null) then 'unknown'
              else 'pass' end as latency_gate,
         case when quality_evidence = 'missing' then 'unknown'
-             when quality_acceptance >= policies.quality_acceptance_min then 'pass' else 'fail' end as quality_gate,
+             when quality_acceptance >= least(policies.quality_acceptance_min,
+                                              coalesce(today_quality.today_quality_acceptance, policies.quality_acceptance_min))
+                 then 'pass' else 'fail' end as quality_gate,
         workloads.slo_ttft_ms, workloads.slo_tpot_ms, workloads.slo_e2el_ms
     from candidates
     inner join workloads using (workload_id)
     cross join policies
+    left join (select workload_id as tq_workload_id, quality_acceptance as today_quality_acceptance from quality) as today_quality
+        on today_quality.tq_workload_id = candidates.workload_id
 ),
 
 judged as (
@@ -571,6 +688,8 @@ judged as (
         -- Every failed or unmeasured gate names the value beside its target.
         nullif(concat_ws('; ',
             case when topology_blocked then 'topology: the job needs several instances and the network allows no multi-node' end,
+            case when route_kind = 'api' and gpu_cost is null
+                 then 'not priced: tokens per response unknown (no request_shape tokens in the registry, no API spend)' end,
             case when memory_gate = 'fail' and not topology_blocked then 'memory margin ' || cast(round(memory_margin_pct, 1) as string)
                      || ' % < ' || cast(memory_margin_min_pct as string) || ' % at '
                      || cast(coalesce(sessions_per_replica, 1) as string) || ' session(s) per replica' end,
@@ -625,7 +744,10 @@ current_rows as (
 ),
 
 sized_workloads as (
+    -- A workload served by an API today is sized once one of its API routes could be priced.
     select distinct workload_id from compute_rows where route_kind <> 'today_shape'
+    union
+    select distinct workload_id from api_rows where operating_boundary = 'managed API' and cost_per_response is not null
 ),
 
 missing_rows as (
@@ -720,6 +842,8 @@ statused as (
         case when route_kind = 'current' then 'today'
              when route_kind = 'missing_evidence' then 'missing evidence'
              when route_kind = 'today_shape' then 'back-test'
+             -- A route that cannot be priced (an API route without tokens per response) is a gap, never 0.
+             when total_cost is null then 'missing evidence'
              when passes_gates and total_cost < demand.today_monthly_cost then 'eligible'
              when passes_gates then 'costs more'
              when no_failed_gate and total_cost < demand.today_monthly_cost then 'eligible pending evidence'
