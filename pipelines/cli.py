@@ -85,6 +85,9 @@ def execute_refresh(
     dbt docs site (a separate dbt process, ~4 s of CPU), for callers that only need the warehouse.
     One refresh of a home at a time: another one running makes this wait up to `lock_wait` seconds,
     then raise `RefreshBusy` (warehouse/refresh_lock.py) before anything of the home is touched.
+    When the inputs and code are those the last published build started from (pipelines/refresh_state.py),
+    nothing is rebuilt or published: the result is (True, that build's run id, "") and last_refresh.json
+    says "no new data since run ..."; `full_refresh` or a backfill window always builds.
     """
     from warehouse.refresh_lock import refresh_lock
 
@@ -96,6 +99,18 @@ def execute_refresh(
 
 def _refresh_locked(paths: Home, inputs: Path, *, full_refresh: bool, backfill_from: str | None,
                     backfill_to: str | None, engine: str, progress: bool, docs: bool) -> tuple[bool, str, str]:
+    from pipelines.outcome import attempt_state, record_no_new_data
+    from pipelines.refresh_state import STATE_KEY, current_state, state_record
+
+    # Before Dagster and dbt are imported: a night without new data ends here, in about a second.
+    began = time.monotonic()
+    state = current_state(paths.root, inputs, engine)
+    last = read_status(paths.root) or {}
+    # Only after a refresh that finished (one killed midway may have left the ledger half-built).
+    if not (full_refresh or backfill_from or backfill_to) and last.get("ok") and state.same_build(last.get(STATE_KEY)) \
+            and attempt_state(last) in ("finished", "none") and paths.serving_db.exists() and paths.ledger_db.exists():
+        record_no_new_data(paths.root, last, time.monotonic() - began)
+        return True, str(last.get("built_run_id") or last.get("run_id")), ""
     from pipelines.dbt_project import parse_manifest
 
     parse_manifest()  # re-parses only when the dbt project changed since the last parse
@@ -134,7 +149,7 @@ def _refresh_locked(paths: Home, inputs: Path, *, full_refresh: bool, backfill_f
             },
         )
         profile = run_profile(instance, result.run_id, time.monotonic() - began)
-    ok, reason = record_result(paths.root, result, profile)
+    ok, reason = record_result(paths.root, result, profile, built_from=state_record(state))
     return ok, result.run_id, reason
 
 
@@ -158,7 +173,8 @@ def run(
         None, "--from", formats=["%Y-%m-%d"], help="backfill: also re-process UTC days from this one (YYYY-MM-DD)"),
     to_day: datetime | None = typer.Option(  # noqa: B008
         None, "--to", formats=["%Y-%m-%d"], help="backfill: ... through this one (default: --from)"),
-    full_refresh: bool = typer.Option(False, "--full-refresh", help="rebuild every incremental model from all raw rows"),
+    full_refresh: bool = typer.Option(False, "--full-refresh", "--full",
+                                      help="rebuild everything from all raw rows, also with no new data"),
     engine: str = typer.Option("duckdb", help="where dbt transforms run: duckdb (embedded) or spark (docs/spark.md)"),
     profile: bool = typer.Option(False, "--profile", help="print seconds per stage (also kept in last_refresh.json)"),
     docs: bool = typer.Option(True, "--docs/--no-docs", help="regenerate HOME/dbt-docs when stale (~4 s); --no-docs leaves it"),
@@ -166,8 +182,9 @@ def run(
 ) -> None:
     """One refresh: land -> raw -> dbt build -> checks -> publish. Exit 0 only if published.
 
-    Only new files are loaded; the big dbt facts rebuild only the UTC days those files touch.
-    --from/--to adds days to rebuild; --full-refresh rebuilds every day.
+    Only new files are loaded; the big dbt facts rebuild only the UTC days those files touch. With no
+    new or changed input (and no code change) since the last build, it ends in seconds and publishes
+    nothing ("no new data since run ..."). --from/--to adds days to rebuild; --full-refresh rebuilds every day.
     """
     home_dir = _home(home, create=True).root
     inputs_dir = resolve_inputs(inputs)
@@ -195,6 +212,9 @@ def run(
     except RefreshBusy as exc:  # the running refresh owns the home: nothing was touched, nothing to summarise
         console.print(f"[red]{exc}[/red]", soft_wrap=True)
         raise typer.Exit(3) from exc
+    last = read_status(home_dir) or {}
+    if ok and last.get("no_new_data"):  # nothing was rebuilt: the publication in place is the last build's
+        console.print(last["message"], soft_wrap=True)
     if not ok:
         console.print(f"[red]refresh failed, publication withheld:[/red] {reason}")
         if Home(home_dir).serving_db.exists():

@@ -10,12 +10,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-
-import dagster as dg
+from typing import TYPE_CHECKING, Any
 
 from warehouse.status import now_utc, read_status, write_attempt, write_status
 
-PUBLICATION_KEY = dg.AssetKey(["serving", "publication"])
+if TYPE_CHECKING:  # Dagster is imported by the runs it records, not by a refresh that ends with no new data
+    import dagster as dg
+
+PUBLICATION_PATH = ["serving", "publication"]
+# Kept from the refresh that last built and published, through the no-new-data refreshes after it.
+BUILT_KEYS = ("built_from", "built_run_id", "built_at")
 
 
 def failure_reason(step_failures: Iterable[dg.DagsterEvent], fallback: str = "run failed") -> str:
@@ -41,11 +45,33 @@ def _finish_attempt(home: Path, run_id: str, state: str, attempt: dict | None) -
     return {"attempt": {**attempt, "state": state, "run_id": run_id, "finished_at": now_utc()}}
 
 
-def record_success(home: Path, run_id: str, profile: dict | None = None) -> None:
-    """The run published a new serving copy (`profile`: seconds per stage, pipelines/profile.py)."""
+def record_success(home: Path, run_id: str, profile: dict | None = None, built_from: dict | None = None) -> None:
+    """The run published a new serving copy (`profile`: seconds per stage, pipelines/profile.py;
+    `built_from`: the inputs and code it started from, pipelines/refresh_state.py)."""
     attempt = (read_status(home) or {}).get("attempt")
     extra = _finish_attempt(home, run_id, "finished", attempt)
+    if built_from is not None:
+        extra.update(built_from=built_from, built_run_id=run_id, built_at=now_utc())
     write_status(home, True, run_id, "published", {**extra, **({"profile": profile} if profile else {})})
+
+
+def no_new_data_message(status: dict[str, Any]) -> str:
+    """'no new data since run <id> (<time>) ...': what `status` and `run` print after such a refresh."""
+    return (f"no new data since run {status.get('built_run_id')} ({status.get('built_at')}): nothing rebuilt, "
+            "the publication stays as it was")
+
+
+def record_no_new_data(home: Path, last: dict[str, Any], seconds: float) -> str:
+    """A refresh found the inputs and code the last build started from: nothing was rebuilt or
+    published. The record of that build is kept; returns the message written."""
+    kept = {k: last[k] for k in BUILT_KEYS if k in last}
+    message = no_new_data_message(kept)
+    attempt = {"state": "finished", "pid": os.getpid(), "started_at": None, "log": None,
+               "run_id": None, "finished_at": now_utc(), "no_new_data": True}
+    write_status(home, True, str(last.get("built_run_id") or last.get("run_id")), message,
+                 {**kept, "no_new_data": True, "attempt": attempt,
+                  "profile": {"stages_s": {"no-new-data check": round(seconds, 2)}, "total_s": round(seconds, 2)}})
+    return message
 
 
 def record_failure(home: Path, run_id: str, reason: str, profile: dict | None = None) -> None:
@@ -71,13 +97,15 @@ def attempt_state(status: dict | None) -> str:
     return "running"
 
 
-def record_result(home: Path, result: dg.ExecuteInProcessResult, profile: dict | None = None) -> tuple[bool, str]:
-    """Record an in-process run's outcome (with its stage profile); returns (published, failure reason)."""
+def record_result(home: Path, result: dg.ExecuteInProcessResult, profile: dict | None = None,
+                  built_from: dict | None = None) -> tuple[bool, str]:
+    """Record an in-process run's outcome (with its stage profile and the state it built from);
+    returns (published, failure reason)."""
     events = result.all_events
-    published = any(e.event_type_value == "ASSET_MATERIALIZATION" and e.asset_key == PUBLICATION_KEY
-                    for e in events)
+    published = any(e.event_type_value == "ASSET_MATERIALIZATION" and e.asset_key is not None
+                    and list(e.asset_key.path) == PUBLICATION_PATH for e in events)
     if result.success and published:
-        record_success(home, result.run_id, profile)
+        record_success(home, result.run_id, profile, built_from)
         return True, ""
     reason = failure_reason((e for e in events if e.event_type_value == "STEP_FAILURE"),
                             fallback="a blocking check failed before publication")

@@ -47,8 +47,10 @@ RUN_TIMEOUT = 600
 def _start(inputs: Path, home: Path, pause_before_rename: float = 0) -> subprocess.Popen:
     cli = ([str(REPO / ".venv" / "bin" / "python"), "-m", "tests.faults.paused_run", str(pause_before_rename)]
            if pause_before_rename else [str(GPU_LEDGER)])
+    # --full-refresh: the inputs are those of the completed run, which a plain refresh would skip
+    # ("no new data") before dbt or the publication could be killed.
     return subprocess.Popen(
-        [*cli, "run", "--no-docs", "--inputs", str(inputs), "--home", str(home)],
+        [*cli, "run", "--no-docs", "--full-refresh", "--inputs", str(inputs), "--home", str(home)],
         cwd=REPO, start_new_session=True,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )

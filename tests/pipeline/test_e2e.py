@@ -89,9 +89,10 @@ def test_unallocated_cost_is_kept_not_dropped(sample_run: dict) -> None:
 
 
 def build_rerun(root: Path, focus_home: dict) -> dict:
-    """A second refresh of the same inputs on a copy of the shared first-refresh home (a tests/prefetch.py job)."""
+    """A second refresh of the same inputs on a copy of the shared first-refresh home (a tests/prefetch.py job),
+    rebuilt in full: a plain refresh would end at once with "no new data" (tests/pipeline/test_no_new_data.py)."""
     home = copy_home(focus_home["home"], root / "home")
-    ok, _, reason = execute_refresh(home, focus_home["inputs"], docs=False)
+    ok, _, reason = execute_refresh(home, focus_home["inputs"], full_refresh=True, docs=False)
     return {"ok": ok, "reason": reason, "tables": published_tables(home / "serving.duckdb")}
 
 
