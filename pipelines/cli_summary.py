@@ -8,6 +8,7 @@ import duckdb
 from rich.console import Console
 from rich.table import Table
 
+from sources.billing.contract_commitments import FORMATS as NOT_BILL_FORMATS
 from warehouse import serving
 from warehouse.home import Home
 from warehouse.publish import check_counts
@@ -62,6 +63,12 @@ def print_summary(home: Path, run_id: str) -> None:
         problems = con.execute(
             "select source_file, message from audit.file_loads where status <> 'loaded' order by source_file"
         ).fetchall()
+        # Datasets of a family that are not its charges (a FOCUS 1.3 Contract Commitment file in billing/):
+        # their rows are in the family's count, so the summary names them.
+        datasets = con.execute(
+            "select format, count(*), sum(rows_loaded) from audit.file_loads where status = 'loaded' "
+            "and format in (select unnest(?)) group by format order by format",
+            [[f.name for f in NOT_BILL_FORMATS]]).fetchall()
     finally:
         con.close()
     table = Table(title="Sources")
@@ -70,6 +77,10 @@ def print_summary(home: Path, run_id: str) -> None:
     for fam, files, rows, rej, bad in per_family:
         table.add_row(fam, str(files), f"{int(rows or 0):,}", f"{int(rej or 0):,}", str(bad))
     console.print(table)
+    described = {f.name: f.description for f in NOT_BILL_FORMATS}
+    for fmt, files, rows in datasets:
+        console.print(f"dataset, not charges: {described[fmt]}: {int(rows or 0):,} rows in {files} file(s) "
+                      "(fct_contract_commitments, committed vs used in fct_contract_commitment_usage; never cost)")
     for name, msg in problems:
         console.print(f"[yellow]quarantined file[/yellow] {name}: {msg}")
     console.print(checks_line(checks))

@@ -343,3 +343,47 @@ def test_provider_allocation_written_through_unsplit(provider_home: Path, tmp_pa
     lines = rows(path, f"select * from read_parquet('{path}')")
     assert sorted((r["AllocatedMethodId"] or "") for r in lines) == ["", "", "", *["aws-split-cost-allocation"] * 3]
     assert sorted((r["x_allocation_source"] or "") for r in lines) == ["", "", "", "provider", "provider", "provider"]
+
+
+def test_chargeback_uses_the_provider_allocation_first(provider_home: Path) -> None:
+    """The provider's allocation goes before any rule of ours: lines 4 and 5 (untagged AWS Config, which
+    our policy would pool as shared cost) are charged to the teams their AllocatedTags name, and the
+    chargeback line says so. Line 6's AllocatedTags name only a project (no team or workload key): its
+    resource tag (team training) places it; being provider-allocated it is never split or pooled.
+
+    Direct cost (amortised = billed here):
+      inference  600 (line 1, tag) + 180 (line 4, provider allocation)           =  780.00
+      training   400 (line 2, tag) + 120 (line 5, provider allocation) + 50 (6)  =  570.00
+    Shared pool: line 3, CloudTrail 1000.00, spread by direct cost share (780 + 570 = 1350):
+      inference  1000 x 780 / 1350 = 577.777777778  training  1000 x 570 / 1350 = 422.222222222
+    Team totals: inference 780 + 577.78 = 1357.78; training 570 + 422.22 = 992.22; 1357.78 + 992.22 = 2350.00.
+    """
+    serving = provider_home / "serving.duckdb"
+    basis = {(cents(r["BilledCost"]), r["x_team"]): r["x_allocation_basis"]
+             for r in rows(serving, "select BilledCost, x_team, x_allocation_basis from ledger_focus "
+                                    "where ServiceName = 'AWS Config' or BilledCost = 50")}
+    assert basis == {(Decimal("180.00"), "inference"): "provider allocation: aws-split-cost-allocation",
+                     (Decimal("120.00"), "training"): "provider allocation: aws-split-cost-allocation",
+                     (Decimal("50.00"), "training"): "tag"}
+    lines = rows(provider_home / "ledger.duckdb",
+                 "select team_id, line_kind, method, sum(amount) as amount from intermediate.int_chargeback_lines "
+                 "where basis = 'amortised' group by all order by all")
+    assert [(r["team_id"], r["line_kind"], r["method"], cents(r["amount"])) for r in lines] == [
+        ("inference", "direct_cost", "provider allocation: aws-split-cost-allocation", Decimal("180.00")),
+        ("inference", "direct_cost", "tag", Decimal("600.00")),
+        ("inference", "shared_cost", "proportional-direct-cost", Decimal("577.78")),
+        ("training", "direct_cost", "provider allocation: aws-split-cost-allocation", Decimal("120.00")),
+        ("training", "direct_cost", "tag", Decimal("450.00")),
+        ("training", "shared_cost", "proportional-direct-cost", Decimal("422.22")),
+    ]
+    chargeback = {r["team_id"]: cents(r["total_cost"])
+                  for r in rows(serving, "select team_id, total_cost from fct_chargeback_monthly")}
+    assert chargeback == {"inference": Decimal("1357.78"), "training": Decimal("992.22")}
+    # the export's team column agrees with the chargeback, team by team
+    export = {r["x_team"]: cents(r["cost"]) for r in rows(
+        serving, "select x_team, sum(EffectiveCost) as cost from fct_focus_export group by all")}
+    assert export == chargeback
+    provider_rows = rows(serving, "select x_team, x_ledger_team from fct_focus_export "
+                                  "where x_allocation_source = 'provider' order by BilledCost")
+    assert [(r["x_team"], r["x_ledger_team"]) for r in provider_rows] == [
+        ("training", "training"), ("training", "training"), ("inference", "inference")]

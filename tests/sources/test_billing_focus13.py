@@ -153,6 +153,22 @@ def test_commitments_are_a_mart_and_never_charges(serving) -> None:
     assert serving.execute("select count(*), sum(BilledCost) from ledger_focus").fetchone() == (7, Decimal("222"))
 
 
+def test_contract_applied_gives_committed_vs_used_per_commitment(serving) -> None:
+    """Line 2 (AWS, 100.00 billed) carries ContractApplied {"Elements": [{"ContractId": "CONTRACT-2026-0001",
+    "ContractCommitmentId": "CC-SPEND-0001", "ContractCommitmentAppliedCost": 90.0}]}; no other line names a
+    commitment. CC-SPEND-0001 is a Spend commitment of 250,000.00 USD, so used 90.00, remaining
+    250,000 - 90 = 249,910.00, used 100 x 90 / 250,000 = 0.036 %. The three other commitments: nothing applied,
+    remaining = committed. Applied amounts never add to the ledger (still 222.00 over 7 lines)."""
+    got = {r[0]: r[1:] for r in serving.execute(
+        "select ContractCommitmentId, x_applied_lines, x_applied_cost, x_remaining_cost, round(x_used_pct, 6), "
+        "x_in_dataset from fct_contract_commitment_usage").fetchall()}
+    assert got["CC-SPEND-0001"] == (1, Decimal("90"), Decimal("249910"), Decimal("0.036"), True)
+    assert got["CC-COMPUTE-0002"] == (0, Decimal("0"), Decimal("180000"), Decimal("0"), True)
+    assert got["CC-MACC-0003"] == (0, Decimal("0"), Decimal("100000"), Decimal("0"), True)
+    assert len(got) == 4
+    assert serving.execute("select count(*), sum(BilledCost) from ledger_focus").fetchone() == (7, Decimal("222"))
+
+
 def test_export_carries_the_13_columns_and_writes_focus_timestamps(serving, tmp_path: Path) -> None:
     rows = serving.execute(
         "select ResourceId, ServiceProviderName, HostProviderName, BillingAccountType, SubAccountType, "

@@ -35,6 +35,15 @@
 {% macro duckdb__json_keys_exploded(expr) -%}unnest(json_keys({{ expr }})){%- endmacro %}
 {% macro spark__json_keys_exploded(expr) -%}explode(map_keys(from_json({{ expr }}, 'map<string,string>'))){%- endmacro %}
 
+{#- JSON text that holds a JSON object, else NULL (a provider column that should be an object but is not). -#}
+{% macro json_object_or_null(expr) -%}{{ return(adapter.dispatch('json_object_or_null', 'gpu_ledger')(expr)) }}{%- endmacro %}
+{% macro duckdb__json_object_or_null(expr) -%}
+    case when json_valid({{ expr }}) and starts_with(ltrim({{ expr }}), '{') then {{ expr }} end
+{%- endmacro %}
+{% macro spark__json_object_or_null(expr) -%}
+    case when from_json({{ expr }}, 'map<string,string>') is not null then {{ expr }} end
+{%- endmacro %}
+
 {#- One row per list element (a set-returning select item; at most one per select on Spark). -#}
 {% macro explode_list(expr) -%}{{ return(adapter.dispatch('explode_list', 'gpu_ledger')(expr)) }}{%- endmacro %}
 {% macro duckdb__explode_list(expr) -%}unnest({{ expr }}){%- endmacro %}

@@ -20,8 +20,20 @@
 -- Idle GPU time on GPU bill lines (int_gpu_idle_by_workload) follows the registry's idle_policy:
 -- `separate` shows it on an '(idle)' row, `owner_team` leaves it with the line's team as idle
 -- cost, `share_by_usage` spreads it over the period's teams by used GPU-hours.
+-- A line the provider already allocated (FOCUS 1.3 AllocatedMethodId, kept in x_extra) is charged as
+-- the provider allocated it, before any policy of ours: never pooled as shared cost, unused
+-- commitment, credit or tax (int_focus_allocation_splits never splits it either).
+-- method says how each line reached its team: the ledger line's x_allocation_basis for a line
+-- charged as is ('provider allocation: split-proportional', 'tag', 'subaccount', 'workload owner',
+-- 'none'), else the split that placed it ('proportional-direct-cost', 'proportional-used-gpu-hours',
+-- 'proportional-chargeback', 'separate-idle', 'owner', 'unallocated-policy', 'no-team-charged',
+-- 'api-spend'); the names int_focus_allocation_splits writes to the export's AllocatedMethodId.
 with ledger as (
-    select ledger.*, coalesce(idle.idle_share, 0) as idle_share
+    -- no idle portion is cut from a line the provider allocated (the export keeps it whole too)
+    select ledger.*,
+           case when nullif({{ json_text('ledger.x_extra', "'AllocatedMethodId'") }}, '') is not null then 0
+                else coalesce(idle.idle_share, 0) end as idle_share,
+           nullif({{ json_text('ledger.x_extra', "'AllocatedMethodId'") }}, '') is not null as provider_allocated
     from {{ ref('ledger_focus') }} as ledger
     left join {{ ref('int_gpu_idle_by_workload') }} as idle
         on idle.workload_id = ledger.x_workload_id and idle.day = cast(ledger.ChargePeriodStart as date)
@@ -61,6 +73,7 @@ bill as (
         case
             when ChargeCategory = 'Credit' then 'credits'
             when ChargeCategory = 'Tax' then 'tax'
+            when provider_allocated then 'direct_cost'
             when CommitmentDiscountStatus = 'Unused' then 'unused_pool'
             when x_team = 'shared'
                 or (x_team = '(unallocated)'
@@ -69,7 +82,9 @@ bill as (
             else 'direct_cost'
         end as line_kind,
         x_team as team_id,
-        {{ money('basis_cost - ' ~ money('basis_cost * cast(idle_share as decimal(18, 12))')) }} as amount
+        {{ money('basis_cost - ' ~ money('basis_cost * cast(idle_share as decimal(18, 12))')) }} as amount,
+        x_allocation_basis as method,
+        provider_allocated
     from ledger_by_basis
 ),
 
@@ -105,7 +120,8 @@ idle_shared as (
 
 idle_lines as (
     select basis, billing_period_start, currency, 'idle_cost' as line_kind,
-           case policies.idle_policy when 'owner_team' then x_team else '(idle)' end as team_id, amount
+           case policies.idle_policy when 'owner_team' then x_team else '(idle)' end as team_id, amount,
+           case policies.idle_policy when 'owner_team' then 'owner' else 'separate-idle' end as method
     from idle_parts, policies
     where policies.idle_policy <> 'share_by_usage'
        or not exists (
@@ -117,7 +133,8 @@ idle_lines as (
     select basis, billing_period_start, currency, 'idle_cost', team_id,
            amount + case when rank = 1
                          then pool_amount - sum(amount) over (partition by basis, billing_period_start, currency)
-                         else 0 end
+                         else 0 end,
+           'proportional-used-gpu-hours'
     from idle_shared, policies
     where policies.idle_policy = 'share_by_usage'
 ),
@@ -125,13 +142,15 @@ idle_lines as (
 api_lines as (
     -- The API spend is its own invoice: the same amount in both bases.
     select bases.basis, cast(date_trunc('month', api.day) as date) as billing_period_start, api.currency,
-           'api_cost' as line_kind, coalesce(api.team_id, '(unallocated)') as team_id, api.cost as amount
+           'api_cost' as line_kind, coalesce(api.team_id, '(unallocated)') as team_id, api.cost as amount,
+           'api-spend' as method
     from api
     cross join bases
 ),
 
 direct_weights as (
-    select basis, billing_period_start, currency, team_id, sum(amount) as direct
+    select basis, billing_period_start, currency, team_id, sum(amount) as direct,
+           'proportional-direct-cost' as method
     from bill
     where line_kind = 'direct_cost' and team_id <> '(unallocated)'
     group by all
@@ -140,7 +159,7 @@ direct_weights as (
 usage_pool_weights as (
     -- Policy used_gpu_hours: the month's used GPU-hours, for every basis and currency of the month.
     select keys.basis, keys.billing_period_start, keys.currency, usage_weights.team_id,
-           cast(usage_weights.used as decimal(38, 12)) as direct
+           cast(usage_weights.used as decimal(38, 12)) as direct, 'proportional-used-gpu-hours' as method
     from (select distinct basis, billing_period_start, currency from bill) as keys
     inner join usage_weights on usage_weights.billing_period_start = keys.billing_period_start
 ),
@@ -177,6 +196,7 @@ pool as (
 
 spread as (
     select pool.basis, pool.billing_period_start, pool.currency, pool.pool_kind, weights.team_id, weights.rank,
+           weights.method,
            cast(round(pool.pool_amount * cast(weights.share as decimal(38, 12)), 12) as decimal(38, 12)) as amount,
            pool.pool_amount
     from pool
@@ -188,14 +208,15 @@ spread_balanced as (
     select basis, billing_period_start, currency, pool_kind as line_kind, team_id,
            amount + case when rank = 1
                          then pool_amount - sum(amount) over (partition by basis, billing_period_start, currency, pool_kind)
-                         else 0 end as amount
+                         else 0 end as amount,
+           method
     from spread
 ),
 
 unspread_pool as (
     -- A period with a pool but no directly charged team keeps the pool unallocated.
     select basis, billing_period_start, currency, pool_kind as line_kind, '(unallocated)' as team_id,
-           pool_amount as amount
+           pool_amount as amount, 'no-team-charged' as method
     from pool
     where not exists (
         select 1 from weights
@@ -207,7 +228,7 @@ unspread_pool as (
 unused_unallocated as (
     -- Policy unallocated: unused commitment is a visible line of '(unallocated)', never in a team.
     select bill.basis, bill.billing_period_start, bill.currency, 'unused_commitment' as line_kind,
-           '(unallocated)' as team_id, bill.amount
+           '(unallocated)' as team_id, bill.amount, 'unallocated-policy' as method
     from bill, policies
     where bill.line_kind = 'unused_pool' and policies.unused_commitment_policy <> 'spread'
 ),
@@ -237,7 +258,7 @@ credits_tax_pool as (
     -- Untagged credits and tax under policy proportional.
     select bill.basis, bill.billing_period_start, bill.currency, bill.line_kind, sum(bill.amount) as pool_amount
     from bill, policies
-    where bill.line_kind in ('credits', 'tax') and bill.team_id = '(unallocated)'
+    where bill.line_kind in ('credits', 'tax') and bill.team_id = '(unallocated)' and not bill.provider_allocated
         and coalesce(policies.credits_tax_split, 'proportional') <> 'unallocated'
     group by bill.basis, bill.billing_period_start, bill.currency, bill.line_kind
 ),
@@ -260,13 +281,15 @@ credits_tax_balanced as (
     select basis, billing_period_start, currency, line_kind, team_id,
            amount + case when rank = 1
                          then pool_amount - sum(amount) over (partition by basis, billing_period_start, currency, line_kind)
-                         else 0 end as amount
+                         else 0 end as amount,
+           'proportional-chargeback' as method
     from credits_tax_spread
 ),
 
 credits_tax_unspread as (
     -- A period with untagged credits or tax but no team charged anything keeps them unallocated.
-    select basis, billing_period_start, currency, line_kind, '(unallocated)' as team_id, pool_amount as amount
+    select basis, billing_period_start, currency, line_kind, '(unallocated)' as team_id, pool_amount as amount,
+           'no-team-charged' as method
     from credits_tax_pool
     where not exists (
         select 1 from credits_tax_weights
@@ -277,10 +300,11 @@ credits_tax_unspread as (
 ),
 
 final as (
-    select bill.basis, bill.billing_period_start, bill.currency, bill.line_kind, bill.team_id, bill.amount
+    select bill.basis, bill.billing_period_start, bill.currency, bill.line_kind, bill.team_id, bill.amount,
+           bill.method
     from bill, policies
     where bill.line_kind not in ('shared_pool', 'unused_pool')
-        and not (bill.line_kind in ('credits', 'tax') and bill.team_id = '(unallocated)'
+        and not (bill.line_kind in ('credits', 'tax') and bill.team_id = '(unallocated)' and not bill.provider_allocated
                  and coalesce(policies.credits_tax_split, 'proportional') <> 'unallocated')
     union all select * from unused_unallocated
     union all select * from spread_balanced

@@ -14,9 +14,10 @@
 --     over the period's teams by their chargeback before credits and tax on the chosen basis (direct,
 --     shared, idle and unused commitment lines of int_chargeback_lines), method 'proportional-chargeback';
 --   * a line the provider already allocated (a FOCUS 1.3 source sent AllocatedMethodId; kept in
---     x_extra) is one unsplit part: the provider's allocation columns are the line's, and a second split
---     on top of it would contradict them (no spread, no idle portion; its cost still weighs in the
---     chargeback's direct-cost weights, as int_chargeback_lines counts it);
+--     x_extra) is one unsplit part, with the team its AllocatedTags name (int_billing_charges_allocated):
+--     the provider's allocation columns are the line's, and a second split on top of it would
+--     contradict them (no spread, no idle portion; its cost weighs in the direct-cost weights, as
+--     int_chargeback_lines, which charges it the same way, counts it);
 --   * every other line is one unsplit part (method null).
 -- Each part's amounts are exact to 12 decimals; the rounding remainder of a split goes to its largest
 -- share, so the parts of a line add up to the line exactly (assert_focus_export_partitions_ledger).
@@ -35,6 +36,7 @@ ledger as (
         case
             when ledger.ChargeCategory = 'Credit' then 'credits'
             when ledger.ChargeCategory = 'Tax' then 'tax'
+            when nullif({{ json_text('ledger.x_extra', "'AllocatedMethodId'") }}, '') is not null then 'direct_cost'
             when ledger.CommitmentDiscountStatus = 'Unused' then 'unused_pool'
             when ledger.x_team = 'shared'
                 or (ledger.x_team = '(unallocated)'
@@ -42,9 +44,7 @@ ledger as (
                 then 'shared_pool'
             else 'direct_cost'
         end as line_kind,
-        -- the chargeback's idle share (its weights use it) and the one the export splits by (none for a
-        -- line the provider allocated)
-        cast(coalesce(idle.idle_share, 0) as decimal(18, 12)) as chargeback_idle_share,
+        -- the idle share (none for a line the provider allocated: int_chargeback_lines cuts none either)
         cast(case when nullif({{ json_text('ledger.x_extra', "'AllocatedMethodId'") }}, '') is not null then 0
                   else coalesce(idle.idle_share, 0) end as decimal(18, 12)) as idle_share,
         case when policies.chargeback_basis = 'billed' then ledger.BilledCost
@@ -60,7 +60,7 @@ ledger as (
 direct_weights as (
     -- The chargeback's weights: each team's direct cost of the period and currency on the chosen basis.
     select billing_period_start, currency, x_team as team_id,
-           sum({{ money('basis_cost - ' ~ money('basis_cost * chargeback_idle_share')) }}) as weight
+           sum({{ money('basis_cost - ' ~ money('basis_cost * idle_share')) }}) as weight
     from ledger
     where line_kind = 'direct_cost' and x_team <> '(unallocated)'
     group by billing_period_start, currency, x_team
