@@ -104,15 +104,17 @@ def test_reference_is_pure_data() -> None:
     assert {m.split(".")[0] for m in _imports(REPO / "warehouse" / "reference_mig.py")} <= stdlib
     assert {m.split(".")[0] for m in _imports(REPO / "warehouse" / "reference_instances.py")} <= stdlib
     assert {m.split(".")[0] for m in _imports(REPO / "warehouse" / "reference_tags.py")} <= stdlib
+    assert _imports(REPO / "warehouse" / "reference_bounds.py") - {"warehouse.reference_instances"} <= stdlib
     imported = _imports(REPO / "warehouse" / "reference.py") - {
-        "warehouse", "warehouse.reference_mig", "warehouse.reference_instances", "warehouse.reference_tags"}
+        "warehouse", "warehouse.reference_mig", "warehouse.reference_instances", "warehouse.reference_tags",
+        "warehouse.reference_bounds"}
     assert {m.split(".")[0] for m in imported} <= stdlib
     probe = ("import sys, warehouse.reference\n"
              "heavy = [m for m in sys.modules if m.split('.')[0] in "
              "('duckdb', 'dagster', 'pandas', 'pyarrow', 'dbt', 'sources', 'pipelines')]\n"
              "heavy += [m for m in sys.modules if m.startswith('warehouse.') "
              "and m not in ('warehouse.reference', 'warehouse.reference_mig', 'warehouse.reference_instances', "
-             "'warehouse.reference_tags')]\n"
+             "'warehouse.reference_tags', 'warehouse.reference_bounds')]\n"
              "print(heavy)\n")
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -24,9 +24,9 @@ import duckdb
 import pyarrow as pa
 
 from sources.catalog import recognise
-from sources.common import BatchedParse, ParseOutput, Reject, SourceFormat, UnreadableFile, collect
-from sources.plausibility import RULES
+from sources.common import BatchedParse, ParseOutput, Reject, SourceFormat, UnreadableFile
 from sources.plausibility import gate as plausibility_gate
+from sources.plausibility import gate_stream
 from sources.secrets import scrub_output, scrub_table
 from warehouse.audit import ensure_audit
 from warehouse.landing import LandedFile, read_manifest
@@ -40,6 +40,7 @@ from warehouse.raw import (
     replace_file,
     replace_file_batches,
 )
+from warehouse.registry_check import check_registry
 
 
 @dataclass
@@ -107,7 +108,8 @@ def _parse(fmt: SourceFormat, path: Path, f: LandedFile, *, batched: bool = Fals
         if batched and fmt.stream is not None:
             # Opened lazily while the loader pulls batches: read through the landed path itself
             # (the symlink's folder is gone by then); batched formats take nothing from the name.
-            return fmt.stream(path)
+            # Impossible figures are quarantined batch by batch (every gate reads one row only).
+            return gate_stream(fmt.stream(path))
         if "fetched_at" in inspect.signature(fmt.parse).parameters:
             observed = datetime.strptime(f.observed_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
             return fmt.parse(named, fetched_at=observed)
@@ -122,15 +124,10 @@ def _checked(output: ParseOutput) -> tuple[ParseOutput, dict[str, int]]:
 def _load_batches(
     con: duckdb.DuckDBPyConnection, fmt: SourceFormat, path: Path, f: LandedFile,
 ) -> tuple[int, ParseOutput, dict[str, int]]:
-    """Load a file in bounded batches (memory does not grow with the file, issue 23); every batch is
-    scrubbed of credentials before its insert, the rejects and warnings at the end. The batched
-    tables (gpu_samples) have no plausibility rules (sources/plausibility.py RULES)."""
+    """Load a file in bounded batches (memory does not grow with the file): every batch passes the
+    plausibility gate (`_parse`) and is scrubbed of credentials before its insert, the rejects and
+    warnings at the end."""
     parsed = _parse(fmt, path, f, batched=True)
-    if parsed.table in RULES:  # a gated table is loaded whole, so the gate sees every row
-        output, redactions = _checked(collect(parsed))
-        rows = replace_file(con, output, file_hash=f.sha256, source_file=f.original_name, fmt=fmt.name,
-                            family=f.family, tables_ready=True)
-        return rows, output, redactions
     redactions: dict[str, int] = {}
     rows, end = replace_file_batches(con, parsed, file_hash=f.sha256, source_file=f.original_name, fmt=fmt.name,
                                      family=f.family, each=_scrubber(parsed.table, redactions), tables_ready=True)
@@ -171,7 +168,7 @@ def _prepare(parsed: BatchedParse, target: FileTarget, f: LandedFile,
 def _read_ahead(con: duckdb.DuckDBPyConnection, pool: ThreadPoolExecutor, f: LandedFile,
                 landing_dir: Path) -> _Ahead | None:
     """Start a file's parse and Parquet write in `pool` when it needs no database until its commit: a
-    batched format, a file-stored table, no plausibility gate. None: the loader does it in order."""
+    batched format, a file-stored table. None: the loader does it in order."""
     if f.refused:
         return None
     path = landing_dir / f.landed_path
@@ -182,7 +179,7 @@ def _read_ahead(con: duckdb.DuckDBPyConnection, pool: ThreadPoolExecutor, f: Lan
         parsed = _parse(fmt, path, f, batched=True)
     except UnreadableFile:
         return None  # load_landed meets it again and quarantines the file
-    target = None if parsed.table in RULES else file_target(con, parsed.table)
+    target = file_target(con, parsed.table)
     if target is None:
         return None
     return _Ahead(fmt, pool.submit(_prepare, parsed, target, f, fmt.name))
@@ -252,6 +249,13 @@ def ingest_family(
     for f in read_manifest(landing_dir):
         if f.family == family and f.sha256 not in done:
             pending.setdefault(f.sha256, f)
+    if family == "registry" and pending:
+        # The registry is checked as a whole (warehouse/registry_check.py): when a file is new or
+        # edited, every registry file is loaded again, so an entry quarantined for a conflict that is
+        # gone comes back.
+        for f in read_manifest(landing_dir):
+            if f.family == family:
+                pending.setdefault(f.sha256, f)
     files = list(pending.values())
     # Files are committed and audited in manifest order; the next PREPARE_AHEAD ones are parsed and
     # written to their temporary Parquet files meanwhile, on the other core (issue 23).
@@ -268,4 +272,8 @@ def ingest_family(
             for left in ahead.values():  # an error stopped the loop: remove what was prepared for nothing
                 if left is not None and not left.future.cancel() and left.future.exception() is None:
                     left.future.result()[0].load.abort()  # a failed preparation removed its own file
+    if family == "registry" and files:
+        for c in check_registry(con, run_id):
+            summary.rejects += 1
+            summary.problems.append(c.message)
     return summary

@@ -16,7 +16,8 @@ Everything the dbt project needs from here is generated into it, each file heade
                                       says it is generated).
 - dbt/seeds/mig_profiles.csv         MIG_PROFILES, the MIG profile table (warehouse/reference_mig.py).
 - dbt/seeds/instance_gpu_map.csv     INSTANCE_TYPES, the instance catalogue (warehouse/reference_instances.py).
-- dbt/macros/billing_defaults.sql    plausibility bounds; tag keys and tag_key_norm (warehouse/reference_tags.py).
+- dbt/macros/billing_defaults.sql    plausibility bounds (warehouse/reference_bounds.py); tag keys and
+                                      tag_key_norm (warehouse/reference_tags.py).
 
 Regenerate after editing this file:  .venv/bin/python -m warehouse.reference --write
 Check without writing (exit 1 when a file is stale): .venv/bin/python -m warehouse.reference --check
@@ -34,9 +35,10 @@ from pathlib import Path
 
 from warehouse import reference_instances as _instances
 from warehouse import reference_mig as _mig
+from warehouse import reference_tags as _tags
+from warehouse.reference_bounds import PLAUSIBILITY, UNITS_PER_USD_CEILING, UNITS_PER_USD_DEFAULT
 from warehouse.reference_instances import INSTANCE_TYPES, InstanceType, find_instance, instance_of  # noqa: F401
 from warehouse.reference_mig import MIG_COLUMNS, MIG_PROFILES, MigProfile, mig_fraction  # noqa: F401 - re-exported
-from warehouse import reference_tags as _tags
 from warehouse.reference_tags import DEFAULT_TAG_KEYS, tag_key_norm  # noqa: F401 - re-exported
 
 # --------------------------------------------------------------------------------------------------
@@ -216,35 +218,6 @@ def gpu_model_of(name: str | None) -> str | None:
     if name is None:
         return None
     return GPU_ALIAS_MAP.get(gpu_alias_key(name)) or gpu_model_from_name(name)
-
-
-# --------------------------------------------------------------------------------------------------
-# Billing: plausibility bounds (tag keys: reference_tags.py)
-# --------------------------------------------------------------------------------------------------
-
-#: THE plausibility bounds (docs/sources/billing.md "Plausibility gates"), in USD; a line in another
-#: currency is judged against bound x UNITS_PER_USD_CEILING[currency]. At load (quarantined, never in
-#: raw): max_line_amount on |BilledCost| and |EffectiveCost| (implausible_amount), max_per_hour on a
-#: Usage line priced in hours (implausible_unit_price; only from unit_check_min_amount up: cent
-#: rounding of a tiny line is no price). In dbt (fct_bill_vs_list_price): the last two.
-PLAUSIBILITY: dict[str, str] = {
-    "max_line_amount": "1000000000",  # a billion USD on one bill line: no real GPU bill has it
-    "max_per_hour": "1000",  # the dearest cloud instance lists near 400 USD/h (u7in-32tb)
-    "unit_check_min_amount": "1",
-    "max_per_gpu_hour": "100",  # H100/H200 list near 10-15 USD per GPU-hour
-    "bill_rate_tolerance": "0.10",  # effective / list beyond 1 +- this is flagged
-    "max_api_cost_per_token": "0.01",  # 10,000 USD per 1M tokens: >15x the dearest listed model (~600/1M)
-    "max_gpus_per_job": "100000",  # the largest clusters run ~100k GPUs; one job cannot hold more
-}
-#: Upper bounds of units per USD (about 2x the 2025 rate: a rate move never rejects a real line);
-#: an unlisted currency gets UNITS_PER_USD_DEFAULT (lenient, never a false reject).
-UNITS_PER_USD_CEILING: dict[str, int] = {
-    "USD": 1, "EUR": 2, "GBP": 2, "CHF": 2, "CAD": 3, "AUD": 3, "NZD": 3, "SGD": 3, "SAR": 8, "MYR": 10,
-    "PLN": 10, "BRL": 15, "CNY": 15, "DKK": 15, "HKD": 20, "NOK": 25, "SEK": 25, "ZAR": 40, "MXN": 40,
-    "TWD": 70, "TRY": 100, "INR": 200, "RUB": 300, "JPY": 400, "KRW": 3000, "ARS": 5000, "COP": 10000,
-    "IDR": 40000, "VND": 60000, "LBP": 200000, "IRR": 2000000,
-}
-UNITS_PER_USD_DEFAULT = 20000
 
 
 # --------------------------------------------------------------------------------------------------

@@ -211,4 +211,31 @@ w("prices", "quotes_rule_breaks.csv", "\n".join([QH, q[1],
 ao = (S / "prices/aws_pricelist_offer_fixture_2.json").read_bytes()
 w("prices", "aws_offer_truncated.json", ao[: len(ao) // 2])
 w("prices", "empty.csv", b"")
+
+# ---------------- absurd figures: one file per family for the plausibility gates ----------------
+# (warehouse/reference_bounds.py PLAUSIBILITY; each bad line breaks one bound, the others are real rows)
+# (good rows get ids of their own: tests/security/test_absurd_inputs.py loads these beside the samples)
+w("api_spend", "litellm_absurd_spend.csv", "\n".join([LH, lrow(26, request_id="absurd-good-1"),
+    lrow(27, spend="999999999.12", total_tokens="0", prompt_tokens="0", completion_tokens="0"),
+    lrow(28, spend="500", total_tokens="0", prompt_tokens="0", completion_tokens="0"),
+    lrow(29, spend="50", total_tokens="1000", prompt_tokens="900", completion_tokens="100"),
+    lrow(30, request_id="absurd-good-2")]) + "\n")
+ocj = json.loads(oc)
+good = ocj["data"][0]
+bad = json.loads(json.dumps(good))
+bad["start_time"], bad["end_time"] = good["start_time"] + 86400, good["end_time"] + 86400
+bad["results"][0]["amount"]["value"] = 1e12
+ocj["data"] = [good, bad]
+w("api_spend", "openai_costs_absurd_bucket.json", json.dumps(ocj, indent=2) + "\n")
+g5 = next(i for i, k in enumerate(K) if ",g5.xlarge," in k)
+w("prices", "karpenter_absurd_per_gpu.csv", "\n".join([KH, K[g5], kprice(g5 + 1), kprice(g5, price="999.990000")]) + "\n")
+w("prices", "quotes_absurd.csv", "\n".join([QH, q[1], q[2].replace("Q-2025-002", "Q-ABSURD").replace(",EUR,1.89,gpu-hour,", ",USD,1000000000000,gpu-hour,")]) + "\n")
+w("benchmarks", "eval_runs_absurd.csv", "\n".join([ev[0], ev[1].replace("ev-2025-04-14", "ev-absurd-good"),
+    ev[2].replace("ev-2025-04-15", "ev-10k-gpus").replace(",NVIDIA L40S,4,", ",NVIDIA L40S,10000,"),
+    ev[3].replace("ev-2025-04-16", "ev-1e6-hours").replace(",1.08,", ",1000000,")]) + "\n")
+w("benchmarks", "media_batches_absurd.csv", "\n".join([mb[0], mb[2].replace("img-2025-04-15-a", "img-absurd-good"), mb[1].replace("img-2025-04-14-a", "img-1e9-gpu-hours").replace(",10.0,", ",1000000000,")]) + "\n")
+sj = [x for x in sac if x.startswith("7965768")]
+w("usage", "sacct_absurd_gpus.txt", "\n".join([sac[0].replace("4034541", "9034541")] + [x.replace("gres/gpu=1,", "gres/gpu=10000,").replace("gres/gpu:v100=1,", "gres/gpu:v100=10000,") for x in sj]) + "\n")
+w("usage", "dcgm_absurd_utilisation.csv", "\n".join([DH, d("2026-01-01T00:00:00Z"), d("2026-01-01T00:01:00Z", util="5000"),
+    d("2026-01-01T00:02:00Z", util="-40"), d("2026-01-01T00:03:00Z")]) + "\n")
 print(f"wrote {sum(1 for p in OUT.glob('*/*') if p.is_file())} files under {OUT}")

@@ -1,8 +1,10 @@
-"""Load-time plausibility gates for prices, API spend and jobs (issue 19; sources/plausibility.py).
+"""Load-time plausibility gates for every family but billing (sources/plausibility.py).
 
-Each case is one hand-made row against a bound of warehouse/reference.py PLAUSIBILITY (USD):
+Each case is one hand-made row against a bound of warehouse/reference_bounds.py PLAUSIBILITY (USD):
 max_per_hour 1,000; max_per_gpu_hour 100; max_line_amount 1e9; max_api_cost_per_token 0.01;
-max_gpus_per_job 100,000. Another currency is judged against bound x UNITS_PER_USD_CEILING
+max_api_request_amount 10,000; max_api_spend_without_tokens 100; max_api_bucket_per_day 1e7;
+max_gpus_per_job 100,000; max_gpus_per_node 16; max_gpus_per_batch_run 1,024; percentages 0-100,
+ratios 0-1; durations against the row's own start/end with 1 % + 0.01 h slack. Another currency is judged against bound x UNITS_PER_USD_CEILING
 (JPY 400: an hourly JPY price is implausible above 400,000). Good rows stay; each bad row is
 dropped with one reject naming its line, column, value and bound.
 """
@@ -13,8 +15,8 @@ from datetime import datetime
 
 import pyarrow as pa
 
-from sources.common import ParseOutput
-from sources.plausibility import gate
+from sources.common import ParseOutput, Reject, StreamEnd
+from sources.plausibility import gate, gate_stream
 from warehouse.reference import PLAUSIBILITY, UNITS_PER_USD_CEILING
 
 
@@ -30,6 +32,10 @@ def test_bounds_are_the_documented_ones() -> None:
     assert (PLAUSIBILITY["max_per_hour"], PLAUSIBILITY["max_per_gpu_hour"]) == ("1000", "100")
     assert (PLAUSIBILITY["max_api_cost_per_token"], PLAUSIBILITY["max_gpus_per_job"]) == ("0.01", "100000")
     assert UNITS_PER_USD_CEILING["JPY"] == 400
+    assert (PLAUSIBILITY["max_api_request_amount"], PLAUSIBILITY["max_api_spend_without_tokens"],
+            PLAUSIBILITY["max_api_bucket_per_day"]) == ("10000", "100", "10000000")
+    # the largest machine of the instance catalogue holds 16 GPUs (p2.16xlarge, a2-megagpu-16g)
+    assert (PLAUSIBILITY["max_gpus_per_node"], PLAUSIBILITY["max_gpus_per_batch_run"]) == ("16", "1024")
 
 
 def test_prices() -> None:
@@ -58,10 +64,18 @@ def test_api_spend() -> None:
         {"spend": "-0.5", "total_tokens": 10},          # 4: negative spend
         {"spend": "2000000000", "total_tokens": None},  # 5: above 1e9
         {"spend": "0.5", "total_tokens": 0},            # 6: no tokens (an image call): not judged per token, kept
+        {"spend": "999999999.12", "total_tokens": 0},   # 7: under 1e9 but above 10,000 per request
+        {"spend": "150", "total_tokens": 0},            # 8: 150 > 100 for a request that counts no tokens
+        {"spend": "9000", "total_tokens": 1000000},     # 9: 9,000 <= 10,000; 0.009 <= 0.01 per token: kept
+        {"spend": "99", "total_tokens": None},          # 10: 99 <= 100 without tokens: kept
     ]))
     assert _rules(out) == [(3, "implausible_unit_price", "spend"), (4, "implausible_amount", "spend"),
-                           (5, "implausible_amount", "spend")]
-    assert out.tables["api_requests"]["_source_line"].to_pylist() == [2, 6]
+                           (5, "implausible_amount", "spend"), (7, "implausible_amount", "spend"),
+                           (8, "implausible_amount", "spend")]
+    assert out.tables["api_requests"]["_source_line"].to_pylist() == [2, 6, 9, 10]
+    [seven, eight] = [r for r in out.rejects if r.line in (7, 8)]
+    assert "max_api_request_amount" in seven.message and "bound 10,000" in seven.message
+    assert "max_api_spend_without_tokens" in eight.message and "bound 100" in eight.message
 
 
 def test_jobs() -> None:
@@ -81,3 +95,130 @@ def test_jobs() -> None:
 def test_tables_without_rules_pass_untouched() -> None:
     out = gate(_out("benchmark_runs", [{"price": "1e12", "price_unit": "hour"}]))
     assert out.rejects == [] and out.tables["benchmark_runs"].num_rows == 1
+
+
+def test_prices_without_a_gpu_count_are_judged_per_gpu_through_the_instance_catalogue() -> None:
+    out = gate(_out("gpu_price_observations", [
+        {"sku": "g5.xlarge", "price": "999.99", "price_unit": "hour", "currency": "USD", "gpu_count": None},
+        # 2: 999.99 <= 1,000 per hour, but g5.xlarge holds 1 GPU: 999.99 per GPU-hour > 100
+        {"sku": "p5.48xlarge", "price": "98.32", "price_unit": "hour", "currency": "USD", "gpu_count": None},
+        # 3: 8 GPUs in the catalogue: 12.29 per GPU-hour, kept
+        {"sku": "x9.unknown", "price": "500", "price_unit": "hour", "currency": "USD", "gpu_count": None},
+        # 4: not in the catalogue: judged per hour only (500 <= 1,000), kept
+        {"sku": "g5.xlarge", "price": "999.99", "price_unit": "hour", "currency": "USD", "gpu_count": "16"},
+        # 5: the file's own count wins: 999.99 / 16 = 62.5, kept
+    ]))
+    assert _rules(out) == [(2, "implausible_price", "price")]
+    assert "instance catalogue" in out.rejects[0].message and "999.99" in out.rejects[0].message
+    assert out.tables["gpu_price_observations"]["_source_line"].to_pylist() == [3, 4, 5]
+
+
+def test_quotes() -> None:
+    out = gate(_out("price_quotes", [
+        {"sku": "p5.48xlarge", "price": "38.5", "price_unit": "hour", "currency": "USD", "gpu_count": "8",
+         "minimum_commitment": "337260"},                                                # 2: 4.81/GPU-h: kept
+        {"sku": "8x-h100", "price": "1000000000000", "price_unit": "gpu-hour", "currency": "USD", "gpu_count": "64",
+         "minimum_commitment": None},                                                    # 3: 1e12 > 100
+        {"sku": "8x-h100", "price": "1.89", "price_unit": "gpu-hour", "currency": "EUR", "gpu_count": "64",
+         "minimum_commitment": "5000000000"},                                            # 4: 5e9 > 1e9 x 2 (EUR)
+        {"sku": "g5.xlarge", "price": "150", "price_unit": "hour", "currency": "USD", "gpu_count": None,
+         "minimum_commitment": None},                                                    # 5: catalogue: 1 GPU, 150 > 100
+    ]))
+    assert _rules(out) == [(3, "implausible_price", "price"), (4, "implausible_price", "minimum_commitment"),
+                           (5, "implausible_price", "price")]
+    assert out.tables["price_quotes"]["_source_line"].to_pylist() == [2]
+
+
+def test_api_cost_buckets_per_day_of_bucket() -> None:
+    d0, d1, d7 = datetime(2025, 4, 1), datetime(2025, 4, 2), datetime(2025, 4, 8)
+    out = gate(_out("api_cost_buckets", [
+        {"amount": "0.06", "list_amount": None, "currency": "USD", "bucket_start": d0, "bucket_end": d1},  # 2: kept
+        {"amount": "1e12", "list_amount": None, "currency": "USD", "bucket_start": d0, "bucket_end": d1},  # 3: > 1e7
+        {"amount": "5e7", "list_amount": None, "currency": "USD", "bucket_start": d0, "bucket_end": d7},   # 4: 7 days: 7e7, kept
+        {"amount": "-2e7", "list_amount": None, "currency": "USD", "bucket_start": d0, "bucket_end": d1},  # 5: |-2e7| > 1e7
+        {"amount": "1", "list_amount": "3e7", "currency": "USD", "bucket_start": d0, "bucket_end": d1},    # 6: list 3e7 > 1e7
+    ]))
+    assert _rules(out) == [(3, "implausible_amount", "amount"), (5, "implausible_amount", "amount"),
+                           (6, "implausible_amount", "list_amount")]
+    assert out.tables["api_cost_buckets"]["_source_line"].to_pylist() == [2, 4]
+
+
+def test_jobs_against_nodes_own_span_and_percentages() -> None:
+    t0, t1 = datetime(2025, 4, 1, 0, 0), datetime(2025, 4, 1, 2, 0)  # 2 hours = 7,200 s
+    out = gate(_out("gpu_jobs", [
+        {"gpu_count": 32.0, "n_nodes": 4, "started_at": t0, "ended_at": t1, "elapsed_s": 7200.0,
+         "gpu_util_pct": 95.0, "gpu_share": 1.0},                    # 2: 32 <= 4 x 16: kept
+        {"gpu_count": 10000.0, "n_nodes": 1, "started_at": t0, "ended_at": t1, "elapsed_s": 7200.0,
+         "gpu_util_pct": None, "gpu_share": None},                   # 3: gres/gpu=10000 on one node > 16
+        {"gpu_count": 1.0, "n_nodes": 1, "started_at": t0, "ended_at": t1, "elapsed_s": 3.6e9,
+         "gpu_util_pct": None, "gpu_share": None},                   # 4: 1e6 h elapsed in a 2 h span
+        {"gpu_count": 1.0, "n_nodes": 1, "started_at": t0, "ended_at": t1, "elapsed_s": 7200.0,
+         "gpu_util_pct": 120.0, "gpu_share": None},                  # 5: 120 % utilisation
+        {"gpu_count": 1.0, "n_nodes": None, "started_at": t0, "ended_at": t1, "elapsed_s": 7200.0,
+         "gpu_util_pct": None, "gpu_share": 1.5},                    # 6: a share of 1.5 GPUs of one GPU
+    ]))
+    assert _rules(out) == [(3, "implausible_usage", "gpu_count"), (4, "implausible_usage", "elapsed_s"),
+                           (5, "implausible_usage", "gpu_util_pct"), (6, "implausible_usage", "gpu_share")]
+    assert out.tables["gpu_jobs"]["_source_line"].to_pylist() == [2]
+    assert "nodes x max_gpus_per_node" in out.rejects[0].message and "bound 16" in out.rejects[0].message
+
+
+def test_gpu_samples_utilisation_and_ratios() -> None:
+    out = gate(_out("gpu_samples", [
+        {"gpu_util_pct": 42.0, "sm_active": 0.5, "fb_used_mib": 100.0},     # 2: kept
+        {"gpu_util_pct": 5000.0, "sm_active": None, "fb_used_mib": 100.0},  # 3: > 100 %
+        {"gpu_util_pct": -40.0, "sm_active": None, "fb_used_mib": 100.0},   # 4: < 0 %
+        {"gpu_util_pct": 100.0, "sm_active": 1.0, "fb_used_mib": 0.0},      # 5: the bounds themselves: kept
+        {"gpu_util_pct": None, "sm_active": 1.7, "fb_used_mib": None},      # 6: a ratio above 1
+        {"gpu_util_pct": 10.0, "sm_active": None, "fb_used_mib": -5.0},     # 7: negative memory
+    ]))
+    assert _rules(out) == [(3, "implausible_usage", "gpu_util_pct"), (4, "implausible_usage", "gpu_util_pct"),
+                           (6, "implausible_usage", "sm_active"), (7, "implausible_usage", "fb_used_mib")]
+    assert out.tables["gpu_samples"]["_source_line"].to_pylist() == [2, 5]
+
+
+def test_batched_gate_moves_reject_lines_like_the_rows() -> None:
+    """A batched parse's rows carry provisional lines (index + 2); a line its reader skipped shifts the
+    rest by one, and the gate's rejects are moved the same way."""
+
+    class Stream:
+        table = "gpu_samples"
+
+        def batches(self):
+            yield pa.Table.from_pylist([{"_source_line": 2, "gpu_util_pct": 10.0},
+                                        {"_source_line": 3, "gpu_util_pct": 5000.0}])
+            yield pa.Table.from_pylist([{"_source_line": 4, "gpu_util_pct": -40.0}])
+
+        def finish(self) -> StreamEnd:
+            return StreamEnd(rejects=[Reject(3, "non_numeric", "reader skipped line 3")], rejected_lines=[3])
+
+    gated = gate_stream(Stream())
+    kept = [b["_source_line"].to_pylist() for b in gated.batches()]
+    end = gated.finish()
+    assert kept == [[2], []]
+    # provisional 3 -> file line 4 and provisional 4 -> file line 5 (file line 3 was skipped)
+    assert [(r.line, r.rule) for r in end.rejects] == [(3, "non_numeric"), (4, "implausible_usage"),
+                                                       (5, "implausible_usage")]
+
+
+def test_runs_against_their_own_span() -> None:
+    t0, t1 = datetime(2025, 4, 14, 6, 0), datetime(2025, 4, 14, 8, 30)  # 2.5 hours
+    out = gate(_out("media_batches", [
+        {"gpu_count": 4, "started_at": t0, "ended_at": t1, "gpu_hours": 10.0},    # 2: 4 x 2.5 = 10: kept
+        {"gpu_count": 4, "started_at": t0, "ended_at": t1, "gpu_hours": 1e9},     # 3: 1e9 > 10 x 1.01 + 0.01
+        {"gpu_count": 2000, "started_at": t0, "ended_at": t1, "gpu_hours": 1.0},  # 4: 2,000 GPUs > 1,024
+    ]))
+    assert _rules(out) == [(3, "implausible_run", "gpu_hours"), (4, "implausible_run", "gpu_count")]
+    out = gate(_out("eval_runs", [
+        {"gpu_count": 4, "started_at": t0, "ended_at": t1, "wall_hours": 2.5},      # 2: kept
+        {"gpu_count": 10000, "started_at": t0, "ended_at": t1, "wall_hours": 2.5},  # 3: 10,000 GPUs > 1,024
+        {"gpu_count": 4, "started_at": t0, "ended_at": t1, "wall_hours": 1e6},      # 4: 1e6 h > 2.5 h span
+        {"gpu_count": 1024, "started_at": t0, "ended_at": t1, "wall_hours": 2.53},  # 5: 1,024 GPUs; 2.53 <= 2.5 x 1.01 + 0.01
+    ]))
+    assert _rules(out) == [(3, "implausible_run", "gpu_count"), (4, "implausible_run", "wall_hours")]
+    assert out.tables["eval_runs"]["_source_line"].to_pylist() == [2, 5]
+    out = gate(_out("training_runs", [
+        {"gpu_count": 10000, "started_at": t0, "ended_at": t1, "wall_hours": 2.5},  # 2: a big training job: kept
+        {"gpu_count": 64, "started_at": t0, "ended_at": t1, "wall_hours": -1.0},    # 3: negative duration
+    ]))
+    assert _rules(out) == [(3, "implausible_run", "wall_hours")]

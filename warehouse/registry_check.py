@@ -1,0 +1,102 @@
+"""Registry conflicts across files, found before any model runs: the conflicting entry is quarantined.
+
+One registry file is parsed alone (sources/registry/workloads.py rejects a vocabulary error such as
+an unknown workload type); what only the whole registry shows is checked here, over the latest
+version of every registry file (the rows dbt's `latest_registry_version` reads):
+
+- `registry_duplicate_team` / `registry_duplicate_workload` / `registry_duplicate_policy`: an id
+  defined twice, in one file or across files. The definition in the file landed first (by its
+  landing time, then its name, then its line) stands; every later one is quarantined, so a new file
+  can never take over a team that exists.
+- `registry_unknown_team`: a workload whose team no registry file defines (after the duplicates).
+
+A quarantined entry is deleted from its raw.registry_* table and listed in audit.dq_rejects with
+its file, line and what it conflicts with; the rest of the registry and every other source publish.
+docs/registry.md "Conflicts".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+
+_LATEST = """
+    select file_hash, source_file, observed_at, format from audit.file_loads
+    where family = 'registry' and status = 'loaded'
+    qualify row_number() over (partition by origin order by observed_at desc, loaded_at desc) = 1
+"""
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """One quarantined registry entry."""
+
+    table: str
+    file_hash: str
+    file_name: str
+    fmt: str
+    line: int | None
+    column: str
+    value: str
+    rule: str
+    message: str
+
+
+def _duplicates(con: duckdb.DuckDBPyConnection, table: str, key: str, what: str) -> list[Conflict]:
+    rows = con.execute(f"""
+        with r as (
+            select t.{key} as id, t._file_hash, l.source_file, l.format, t._source_line,
+                   row_number() over w as k, first_value(l.source_file || ':' || coalesce(t._source_line, 0)) over w
+                       as first_at
+            from raw.{table} as t join ({_LATEST}) as l on t._file_hash = l.file_hash
+            where t.{key} is not null
+            window w as (partition by t.{key} order by l.observed_at, l.source_file, t._source_line)
+        )
+        select id, _file_hash, source_file, format, _source_line, first_at from r where k > 1
+        order by source_file, _source_line""").fetchall()
+    return [Conflict(table, fh, name, fmt, line, key, str(ident), f"registry_duplicate_{what}",
+                     f"{name}:{line}: {what} {ident!r} is already defined at {first}; the first definition "
+                     "stands, this one is quarantined")
+            for ident, fh, name, fmt, line, first in rows]
+
+
+def _unknown_teams(con: duckdb.DuckDBPyConnection) -> list[Conflict]:
+    rows = con.execute(f"""
+        with latest as ({_LATEST}),
+        teams as (select distinct t.team_id from raw.registry_teams as t join latest as l on t._file_hash = l.file_hash)
+        select w.workload_id, w.team_id, w._file_hash, l.source_file, l.format, w._source_line,
+               (select string_agg(team_id, ', ' order by team_id) from teams) as known
+        from raw.registry_workloads as w join latest as l on w._file_hash = l.file_hash
+        where w.team_id is not null and w.team_id not in (select team_id from teams)
+        order by l.source_file, w._source_line""").fetchall()
+    return [Conflict("registry_workloads", fh, name, fmt, line, "team_id", str(team), "registry_unknown_team",
+                     f"{name}:{line}: workload {wid!r} names team {team!r}, which no registry file defines "
+                     f"(teams: {known or 'none'}); quarantined")
+            for wid, team, fh, name, fmt, line, known in rows]
+
+
+def check_registry(con: duckdb.DuckDBPyConnection, run_id: str) -> list[Conflict]:
+    """Quarantine every conflicting registry entry (see the module docstring); returns them, in order."""
+    found: list[Conflict] = []
+    # Duplicates first: a workload is judged against the teams that stand.
+    for table, key, what in (("registry_teams", "team_id", "team"), ("registry_workloads", "workload_id", "workload"),
+                             ("registry_policies", "policy", "policy")):
+        dups = _duplicates(con, table, key, what)
+        _quarantine(con, dups, run_id)
+        found += dups
+    unknown = _unknown_teams(con)
+    _quarantine(con, unknown, run_id)
+    return found + unknown
+
+
+def _quarantine(con: duckdb.DuckDBPyConnection, conflicts: list[Conflict], run_id: str) -> None:
+    for c in conflicts:
+        con.execute(f"delete from raw.{c.table} where _file_hash = ? and _source_line is not distinct from ?",
+                    [c.file_hash, c.line])
+        con.execute("update audit.file_loads set rows_loaded = rows_loaded - 1, rejects = rejects + 1 "
+                    "where file_hash = ? and family = 'registry'", [c.file_hash])
+        con.execute("insert into audit.dq_rejects select 'registry', ?, ?, ?, ?, ?, ?, ?, ?, observed_at, ? "
+                    "from audit.file_loads where file_hash = ? and family = 'registry' limit 1",
+                    [c.fmt, c.file_hash, c.file_name, c.line, c.column, c.value, c.rule, c.message, run_id,
+                     c.file_hash])
