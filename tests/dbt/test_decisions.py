@@ -224,6 +224,10 @@ def test_every_workload_type_gets_ranked_candidates_or_names_the_benchmark(home:
     assert haiku["status"] == "eligible pending evidence" and haiku["quality_gate"] == "unknown"
     assert "acceptance eval of claude-3-5-haiku" in haiku["evidence_to_run"]
     assert "tokens per output from the API spend" in haiku["notes"]
+    # Fine-tuning on another GPU is scaled by MLPerf Training llama2_70b_lora (real logs): H100 median
+    # 1,643.207 s x 8 GPUs = 3.6516 GPU-h; H200 median 1,411.793 s x 8 = 3.1373 -> x 0.859.
+    h200 = next(r for r in rows if r["workload_id"] == "chat-ft-llama8b" and r["gpu_model"] == "H200-SXM-141GB")
+    assert "MLPerf Training llama2_70b_lora" in h200["notes"] and "x 0.859" in h200["notes"]
     pretrain = [r for r in rows if r["workload_id"] == "llm-pretrain-7b" and r["route_kind"] == "gpu"]
     assert pretrain and all(r["evidence"] in ("measured", "same_gpu", "projected") for r in pretrain)
     batch = [r for r in rows if r["workload_id"] == "batch-summarise-70b" and r["route_kind"] == "gpu"]

@@ -410,6 +410,26 @@ own_work_best as (
                                order by own_work.gpu_hours / own_work.accepted, own_work.gpu_model) = 1
 ),
 
+mlperf_training as (
+    -- MLPerf Training: GPU-hours to reach the benchmark's quality target, per benchmark and GPU model
+    -- (median over the result logs; each log is one timed run of a whole system).
+    select model_id as benchmark, gpu_model,
+           median(duration_s / 3600.0 * gpu_count) as gpu_hours_to_train,
+           count(*) as results
+    from {{ ref('fct_benchmark_runs') }}
+    where tool = 'mlperf_training' and completed = 1 and gpu_model is not null and gpu_count > 0 and duration_s > 0
+    group by model_id, gpu_model
+),
+
+workload_mlperf as (
+    -- The MLPerf Training benchmark that stands for a run-priced workload: the registry's
+    -- benchmarks.mlperf_training, else LoRA/fine-tuning -> llama2_70b_lora.
+    select workload_id,
+           coalesce({{ json_text('benchmark_match', "'mlperf_training'") }},
+                    case when workload_type in ('full fine-tune', 'lora fine-tune') then 'llama2_70b_lora' end) as benchmark
+    from workloads
+),
+
 work_rows as (
     select
         own.workload_id,
@@ -422,8 +442,12 @@ work_rows as (
         cast(ceil(own.job_gpus / cast(offers.gpus_per_instance as double)) as bigint) as instances,
         cast(offers.price_per_instance_hour as double) as price_per_instance_hour,
         -- The job keeps its GPU count; its wall hours scale with compute (BF16 dense TFLOPS) on another GPU.
+        -- On another GPU: the MLPerf Training GPU-hours ratio of the two GPUs where both have results
+        -- (measured training speed, memory and scaling included), else BF16 dense TFLOPS (compute-bound).
         demand.monthly_accepted_demand * own.gpu_hours_per_output / own.job_gpus
             * case when offers.gpu_model = own.gpu_model then 1.0
+                   when m_cand.gpu_hours_to_train > 0 and m_own.gpu_hours_to_train > 0
+                       then m_cand.gpu_hours_to_train / m_own.gpu_hours_to_train
                    else cast(own.own_tflops as double) / cast(gpus.bf16_dense_tflops as double) end as billed_hours,
         'on-demand' as pricing_category,
         demand.monthly_accepted_demand as accepted_outputs,
@@ -445,6 +469,12 @@ work_rows as (
         'GPU-hours per accepted output ' || cast(round(own.gpu_hours_per_output, 3) as string) || ' from '
             || cast(own.runs as string) || ' own run(s) on ' || own.gpu_model || ' x' || cast(own.job_gpus as string)
             || case when offers.gpu_model = own.gpu_model then ', re-priced on this offer'
+                    when m_cand.gpu_hours_to_train > 0 and m_own.gpu_hours_to_train > 0
+                        then ', scaled by MLPerf Training ' || wm.benchmark || ' GPU-hours to train '
+                             || own.gpu_model || ' ' || cast(round(m_own.gpu_hours_to_train, 2) as string) || ' ('
+                             || cast(m_own.results as string) || ' result(s)) -> ' || offers.gpu_model || ' '
+                             || cast(round(m_cand.gpu_hours_to_train, 2) as string) || ' (' || cast(m_cand.results as string)
+                             || ' result(s)): x ' || cast(round(m_cand.gpu_hours_to_train / m_own.gpu_hours_to_train, 3) as string)
                     else ', scaled by BF16 dense TFLOPS ' || cast(own.own_tflops as string) || '/'
                          || cast(gpus.bf16_dense_tflops as string) end
             || '; failed runs stay in the hours (no separate failure loss)'
@@ -461,8 +491,12 @@ work_rows as (
         on fit.workload_id = own.workload_id and fit.gpu_model = offers.gpu_model
         and fit.gpu_count = offers.gpus_per_instance
     left join reference on reference.decision_workload_id = own.workload_id
+    left join workload_mlperf as wm on wm.workload_id = own.workload_id
+    left join mlperf_training as m_own on m_own.benchmark = wm.benchmark and m_own.gpu_model = own.gpu_model
+    left join mlperf_training as m_cand on m_cand.benchmark = wm.benchmark and m_cand.gpu_model = offers.gpu_model
     where demand.monthly_accepted_demand is not null and reference.decision_workload_id is null
-      and (offers.gpu_model = own.gpu_model or (gpus.bf16_dense_tflops > 0 and own.own_tflops > 0))
+      and (offers.gpu_model = own.gpu_model or (gpus.bf16_dense_tflops > 0 and own.own_tflops > 0)
+           or (m_cand.gpu_hours_to_train > 0 and m_own.gpu_hours_to_train > 0))
 ),
 
 compute_rows as (
