@@ -240,7 +240,10 @@ def test_capacity_options_compare_like_with_like(home: Path) -> None:
     assert opts["on-demand"]["compute_cost"] == best["gpu_cost"]  # always-on: every hour of the month
     assert opts["on-demand"]["needed_utilisation"] == 1.0
     rate = best["price_per_instance_hour"] * best["instances"]
-    assert opts["reserved-1y"]["compute_cost"] == pytest.approx(rate * Decimal("0.62") * 730)
+    # Reserved on the candidate's own month: April = 30 days x 24 = 720 h (not the 730-h average), so
+    # reserved and on-demand cover the same hours.
+    assert opts["reserved-1y"]["compute_cost"] == pytest.approx(rate * Decimal("0.62") * 720)
+    assert opts["reserved-1y"]["hours_billed"] == 720 == best["billed_hours"]
     assert opts["reserved-1y"]["break_even_utilisation"] == pytest.approx(0.62)
     assert opts["spot"]["break_even_utilisation"] is None  # not a commitment
     scopes = {o["scope_cost"] for k, o in opts.items() if k != "api route"}

@@ -5,9 +5,9 @@
 --   on-demand     instances x price per instance-hour x hours needed
 --   spot          instances x spot rate (observed for the instance, else on-demand x the spot
 --                 factor) x hours needed x (1 + policy spot_interruption_overhead): not a commitment
---   reserved-1y/3y instances x on-demand rate x category factor x 730 h (billed every hour)
+--   reserved-1y/3y instances x on-demand rate x category factor x the month's hours (billed every hour)
 --   owned         capex (GPUs x capex_per_gpu x (1 + host_network_capex_share)) as an annuity over
---                 amortisation_months at cost_of_capital_annual / 12, + TDP x 730 h x PUE x
+--                 amortisation_months at cost_of_capital_annual / 12, + TDP x the month's hours x PUE x
 --                 electricity, + operations per GPU-month; a GPU without capex keeps its row,
 --                 monthly cost null, capex_status 'capex unknown'
 --   api route     the best eligible API candidate (its gateway is its platform labour)
@@ -65,6 +65,9 @@ base as (
         cast(best_gpu.storage_network as double) + cast(best_gpu.platform_labor as double) as scope_cost,
         workloads.operating_mode, workloads.operating_boundary,
         usage.measured_utilisation,
+        -- The candidate's own month (days x 24: 720 h in a 30-day month); the policy's 730-h average
+        -- month only where the candidate has none. Commitments and owned hardware bill every hour of it.
+        coalesce(cast(best_gpu.days_in_month as double) * 24, cast(policies.hours_per_month as double)) as month_hours,
         policies.*
     from best_gpu
     inner join workloads using (workload_id)
@@ -101,9 +104,9 @@ options as (
     from base
     where spot_rate is not null or spot_factor is not null
     union all
-    select workload_id, category.option, candidate, instances * rate * category.factor * hours_per_month,
-           hours_per_month, category.factor, 'known',
-           'on-demand rate x ' || category.option || ' factor ' || cast(category.factor as string) || ', billed every hour (730 h)'
+    select workload_id, category.option, candidate, instances * rate * category.factor * month_hours,
+           month_hours, category.factor, 'known',
+           'on-demand rate x ' || category.option || ' factor ' || cast(category.factor as string) || ', billed every hour (' || cast(cast(month_hours as integer) as string) || ' h)'
     from base
     cross join (
         select 'reserved-1y' as option, reserved_1y_factor as factor from policies
@@ -117,22 +120,22 @@ options as (
                    * case when base.cost_of_capital_annual > 0
                           then (base.cost_of_capital_annual / 12) / (1 - power(1 + base.cost_of_capital_annual / 12, -owned_costs.months))
                           else 1 / owned_costs.months end
-               + base.tdp_w / 1000.0 * base.hours_per_month * owned_costs.pue * owned_costs.electricity
+               + base.tdp_w / 1000.0 * base.month_hours * owned_costs.pue * owned_costs.electricity
                + owned_costs.ops_per_gpu_month),
-           base.hours_per_month,
+           base.month_hours,
            base.gpus_needed * (
                owned_costs.capex_per_gpu * (1 + base.host_network_capex_share)
                    * case when base.cost_of_capital_annual > 0
                           then (base.cost_of_capital_annual / 12) / (1 - power(1 + base.cost_of_capital_annual / 12, -owned_costs.months))
                           else 1 / owned_costs.months end
-               + base.tdp_w / 1000.0 * base.hours_per_month * owned_costs.pue * owned_costs.electricity
-               + owned_costs.ops_per_gpu_month) / nullif(base.instances * base.rate * base.hours_per_month, 0),
+               + base.tdp_w / 1000.0 * base.month_hours * owned_costs.pue * owned_costs.electricity
+               + owned_costs.ops_per_gpu_month) / nullif(base.instances * base.rate * base.month_hours, 0),
            case when owned_costs.capex_per_gpu is null then 'capex unknown' else 'known' end,
            case when owned_costs.capex_per_gpu is null
                 then 'capex unknown: no owned_hardware.capex_per_gpu entry for ' || base.gpu_model
                 else 'capex x (1 + ' || cast(base.host_network_capex_share as string) || ' host/network) as an annuity over '
                      || cast(owned_costs.months as string) || ' months at ' || cast(base.cost_of_capital_annual as string)
-                     || ' a year + TDP x 730 h x PUE x electricity + operations per GPU-month' end
+                     || ' a year + TDP x ' || cast(cast(base.month_hours as integer) as string) || ' h x PUE x electricity + operations per GPU-month' end
     from base
     inner join owned_costs using (workload_id)
     union all
@@ -163,16 +166,15 @@ final as (
             as monthly_cost,
         round(options.hours_billed, 2) as hours_billed,
         round(options.break_even_utilisation, 4) as break_even_utilisation,
-        -- Always-on needs every hour of its month (the candidate bills the demand month's hours, 720 in a
-        -- 30-day month, while commitments are quoted on the 730-h average month).
+        -- Always-on needs every hour of its month; commitments are billed on the same month's hours.
         round(case when base.operating_mode = 'always-on' then 1.0
-                   else least(1.0, base.hours_needed / base.hours_per_month) end, 4) as needed_utilisation,
+                   else least(1.0, base.hours_needed / base.month_hours) end, 4) as needed_utilisation,
         round(base.measured_utilisation, 4) as measured_utilisation,
         case when base.operating_mode = 'always-on' then 'always-on: every hour needed'
              else 'hours the Stage-4 candidate needs for the production demand' end as utilisation_basis,
         case when options.break_even_utilisation is null then null
              else case when base.operating_mode = 'always-on' then 1.0
-                       else least(1.0, base.hours_needed / base.hours_per_month) end >= options.break_even_utilisation
+                       else least(1.0, base.hours_needed / base.month_hours) end >= options.break_even_utilisation
              end as beats_on_demand,
         options.capex_status,
         options.basis_note,
