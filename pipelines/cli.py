@@ -99,18 +99,14 @@ def execute_refresh(
 
 def _refresh_locked(paths: Home, inputs: Path, *, full_refresh: bool, backfill_from: str | None,
                     backfill_to: str | None, engine: str, progress: bool, docs: bool) -> tuple[bool, str, str]:
-    from pipelines.outcome import attempt_state, record_no_new_data
-    from pipelines.refresh_state import STATE_KEY, current_state, state_record
+    from pipelines.outcome import record_no_new_data
+    from pipelines.refresh_state import affected_assets, plan_refresh, state_record
 
     # Before Dagster and dbt are imported: a night without new data ends here, in about a second.
-    began = time.monotonic()
-    state = current_state(paths.root, inputs, engine)
-    last = read_status(paths.root) or {}
-    # Only after a refresh that finished (one killed midway may have left the ledger half-built).
-    if not (full_refresh or backfill_from or backfill_to) and last.get("ok") and state.same_build(last.get(STATE_KEY)) \
-            and attempt_state(last) in ("finished", "none") and paths.serving_db.exists() and paths.ledger_db.exists():
-        record_no_new_data(paths.root, last, time.monotonic() - began)
-        return True, str(last.get("built_run_id") or last.get("run_id")), ""
+    plan = plan_refresh(paths.root, inputs, engine, forced=bool(full_refresh or backfill_from or backfill_to))
+    if plan.skip:
+        record_no_new_data(paths.root, plan.last, plan.seconds)
+        return True, str(plan.last.get("built_run_id") or plan.last.get("run_id")), ""
     from pipelines.dbt_project import parse_manifest
 
     parse_manifest()  # re-parses only when the dbt project changed since the last parse
@@ -122,6 +118,8 @@ def _refresh_locked(paths: Home, inputs: Path, *, full_refresh: bool, backfill_f
     from pipelines.profile import run_profile
 
     job = defs.resolve_job_def("nightly")
+    # New inputs of some families: only what they affect runs (None: every asset).
+    selection = None if plan.families is None else affected_assets(defs, plan.families)
     log_path = _new_run_log(paths)
     record_start(paths.root, log_path)  # a refresh killed from here on is reported as interrupted
     loggers: dict = {"console": {"config": {"log_level": os.environ.get("GPU_LEDGER_LOG_LEVEL", "CRITICAL")}}}
@@ -137,7 +135,7 @@ def _refresh_locked(paths: Home, inputs: Path, *, full_refresh: bool, backfill_f
             dg.DagsterInstance.local_temp(tempdir=str(paths.dagster)) as instance:
         began = time.monotonic()
         result = job.execute_in_process(
-            instance=instance, raise_on_error=False,
+            instance=instance, raise_on_error=False, asset_selection=selection,
             run_config={
                 "loggers": loggers,
                 # The home and inputs reach every asset as resource config, not through the environment.
@@ -149,7 +147,7 @@ def _refresh_locked(paths: Home, inputs: Path, *, full_refresh: bool, backfill_f
             },
         )
         profile = run_profile(instance, result.run_id, time.monotonic() - began)
-    ok, reason = record_result(paths.root, result, profile, built_from=state_record(state))
+    ok, reason = record_result(paths.root, result, profile, built_from=state_record(plan.state))
     return ok, result.run_id, reason
 
 

@@ -22,6 +22,7 @@ The state is kept in `HOME/last_refresh.json` (`built_from`) by the refresh that
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +33,7 @@ import yaml
 from sources.catalog import FAMILIES
 from warehouse.home import REPO_ROOT, Home
 from warehouse.landing import HashCache, scan_inputs
+from warehouse.status import read_status
 
 STATE_KEY = "built_from"
 # What shapes a build besides the inputs (under the repository). warehouse/home is a default home.
@@ -128,3 +130,47 @@ def current_state(home: Path, inputs_dir: Path, engine: str = "duckdb") -> Refre
 def state_record(state: RefreshState) -> dict[str, Any]:
     """The state as last_refresh.json keeps it."""
     return asdict(state)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a refresh does: nothing (`skip`), every asset (`families` None) or what `families` affect."""
+
+    state: RefreshState
+    last: dict[str, Any]
+    skip: bool
+    families: list[str] | None
+    seconds: float
+
+
+def plan_refresh(home: Path, inputs_dir: Path, engine: str, *, forced: bool) -> Plan:
+    """Compare what this refresh starts from with what the last build started from (`forced`: a full
+    refresh or a backfill, which builds everything). Only a refresh that finished and published is
+    a base: after a failed or killed one the ledger may be half-built, so everything runs."""
+    from pipelines.outcome import attempt_state
+
+    began = time.monotonic()
+    paths = Home(home)
+    state = current_state(home, inputs_dir, engine)
+    last = read_status(home) or {}
+    base = None if forced or not last.get("ok") or attempt_state(last) not in ("finished", "none") \
+        or not (paths.serving_db.exists() and paths.ledger_db.exists()) else last.get(STATE_KEY)
+    return Plan(state, last, state.same_build(base), state.changed_families(base), time.monotonic() - began)
+
+
+def affected_assets(defs: Any, families: list[str]) -> list[Any]:
+    """The asset keys a refresh must materialize when only `families`' inputs changed: landing, those
+    families' raw loads and everything downstream of them, the dbt models that read the audit tables
+    (every loaded file changes `audit.file_loads`) and everything downstream of those, and the
+    publication with what follows it. Every other model was built from the same rows last time and
+    stays as it is in the ledger; dbt's incremental models still rebuild exactly the days touched."""
+    import dagster as dg
+
+    graph = defs.resolve_asset_graph()
+    landing = dg.AssetKey(["landing", "inputs"])
+    raw = [dg.AssetKey(["raw", f]) for f in families]
+    audit_readers = [k for k in graph.get(landing).child_keys if k.path[0] != "raw"]
+    selection = (dg.AssetSelection.keys(landing)
+                 | dg.AssetSelection.keys(*raw, *audit_readers).downstream()
+                 | dg.AssetSelection.keys(dg.AssetKey(["serving", "publication"])).downstream())
+    return sorted(selection.resolve(graph), key=lambda k: k.to_user_string())

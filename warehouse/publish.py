@@ -37,15 +37,32 @@ def check_counts(con: duckdb.DuckDBPyConnection, run_id: str, catalog: str = "le
     return dict(zip(("run", "pass", "warn", "fail", "error", "blocking_failed"), row))
 
 
-def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime) -> dict[str, int]:
-    """Write serving.duckdb from the working database; returns rows per published table."""
+CHECK_RESULTS_SQL = ("select check_name, target, severity, status, status = 'pass' as passed, detail "
+                     "from ledger.audit.check_results where run_id = $run")
+CHECK_FAILURES_SQL = ("select check_name, target, row_number, failing_row from ledger.audit.check_failures "
+                      "where run_id = $run")
+# A check of this run replaces the previous publication's outcome of the same check (name and target).
+NOT_RUN_NOW = ("where not exists (select 1 from ledger.audit.check_results c where c.run_id = $run "
+               "and c.check_name = p.check_name and c.target = p.target)")
+
+
+def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime,
+            carry_checks: bool = False) -> dict[str, int]:
+    """Write serving.duckdb from the working database; returns rows per published table.
+
+    `carry_checks`: the run rebuilt only what its new inputs affect (pipelines/refresh_state.py), so
+    the checks of the tables it left as they were did not run again; their outcomes are carried over
+    from the publication in place, and the copy lists every check as a full refresh does."""
     tmp = serving_path.with_name(f".{serving_path.name}.{os.getpid()}.tmp")
     _remove_stale_temp_copies(serving_path)  # this process's own leftovers too, before writing
     # An in-memory session attaches the ledger read-only and the new file read-write.
     con = duckdb.connect()
     counts: dict[str, int] = {}
+    carry = carry_checks and serving_path.exists()
     try:
         con.execute(f"attach '{db_path}' as ledger (read_only)")
+        if carry:
+            con.execute(f"attach '{serving_path}' as previous (read_only)")
         con.execute(f"attach '{tmp}' as serving")
         for table in published_tables(con):
             # Sorted by every column so the same inputs always give byte-identical contents.
@@ -62,24 +79,27 @@ def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime
             "from ledger.audit.file_loads order by all"
         )
         counts["source_files"] = con.execute("select count(*) from serving.main.source_files").fetchone()[0]
-        con.execute(
-            "create table serving.main.check_results as select check_name, target, severity, status, "
-            "status = 'pass' as passed, detail from ledger.audit.check_results where run_id = ? order by all", [run_id],
-        )
-        con.execute(
-            "create table serving.main.check_failures as select check_name, target, row_number, failing_row "
-            "from ledger.audit.check_failures where run_id = ? order by all", [run_id],
-        )
-        checks = check_counts(con, run_id)
-        if checks["blocking_failed"]:
-            raise RuntimeError(f"{checks['blocking_failed']} blocking checks failed in run {run_id}; not publishing")
+        results, failures = CHECK_RESULTS_SQL, CHECK_FAILURES_SQL
+        if carry:
+            results += f" union all select * from previous.main.check_results p {NOT_RUN_NOW}"
+            failures += f" union all select * from previous.main.check_failures p {NOT_RUN_NOW}"
+        con.execute(f"create table serving.main.check_results as {results} order by all", {"run": run_id})
+        con.execute(f"create table serving.main.check_failures as {failures} order by all", {"run": run_id})
+        if carry:
+            con.execute("detach previous")
+        blocking = check_counts(con, run_id)["blocking_failed"]
+        if blocking:
+            raise RuntimeError(f"{blocking} blocking checks failed in run {run_id}; not publishing")
+        checks = dict(zip(("run", "pass", "warn", "fail"), con.execute(
+            "select count(*), count(*) filter (where status = 'pass'), count(*) filter (where status = 'warn'), "
+            "count(*) filter (where status in ('fail', 'error')) from serving.main.check_results").fetchone()))
         published_at = datetime.now(timezone.utc).replace(tzinfo=None)
         con.execute(
             "create table serving.main.publication as select ?::varchar as run_id, ?::timestamp as started_at, "
             "?::timestamp as published_at, ?::bigint as checks_run, ?::bigint as checks_passed, "
             "?::bigint as checks_warned, ?::bigint as checks_failed, ?::varchar as tables_published",
             [run_id, started_at.replace(tzinfo=None), published_at, checks["run"], checks["pass"], checks["warn"],
-             checks["fail"] + checks["error"], ",".join(sorted(counts))],
+             checks["fail"], ",".join(sorted(counts))],
         )
         con.execute("detach serving")
         con.execute("detach ledger")

@@ -16,7 +16,9 @@ MART_KEYS = sorted((k for k in ledger_dbt_assets.keys if k.path[0] == "marts"), 
 def publication(context: dg.AssetExecutionContext, ledger: LedgerResource) -> dg.MaterializeResult:
     """Copy the validated marts into serving.duckdb (new file, then atomic rename)."""
     started = datetime.fromtimestamp(context.instance.get_run_stats(context.run.run_id).start_time or 0, tz=timezone.utc)
-    counts = publish(ledger.db_path, ledger.serving_path, context.run.run_id, started)
+    # A run of a subset of the assets (new inputs of some families) re-ran only their checks.
+    counts = publish(ledger.db_path, ledger.serving_path, context.run.run_id, started,
+                     carry_checks=bool(context.run.asset_selection))
     return dg.MaterializeResult(metadata={"serving_path": str(ledger.serving_path), **{
         f"rows.{k}": v for k, v in counts.items()}})
 
