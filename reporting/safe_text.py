@@ -21,6 +21,8 @@ import pandas as pd
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # A plain number as text: optional sign, digits with thousands separators, optional fraction and exponent.
 _NUMBER = re.compile(r"[+-]?(\d[\d,]*(\.\d+)?|\.\d+)([eE][+-]?\d+)?")
+#: The same rule as a regular expression, for writers that neutralise cells in SQL (warehouse/export.py).
+NUMBER_TEXT_PATTERN: str = _NUMBER.pattern
 # Every ASCII punctuation character that starts or closes Markdown syntax (links, autolinks via ':', '@' and
 # '.', HTML, emphasis, code, math, Streamlit directives); '-' only matters at the start (list, rule).
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~$&:@.=^\"'])")

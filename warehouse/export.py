@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 
+from reporting.safe_text import FORMULA_STARTS, NUMBER_TEXT_PATTERN
 from warehouse.serving import NotPublished
 
 EXPORT_TABLE = "fct_focus_export"
@@ -47,6 +48,24 @@ LINES = (
 )
 
 
+def csv_safe_select(con: duckdb.DuckDBPyConnection, source: str) -> str:
+    """The select list of `source` for a CSV a spreadsheet will not run (OWASP CSV injection, the rule of
+    reporting/safe_text.csv_cell): a text cell starting with = + - @ tab or CR gets a leading single quote,
+    unless the text is just a number ('-3.50'); typed columns (DECIMAL, TIMESTAMP) are never touched, so
+    money stays numbers. Parquet is typed and opened by no spreadsheet: written as is."""
+    starts = ", ".join(f"chr({ord(c)})" for c in FORMULA_STARTS)
+    number = NUMBER_TEXT_PATTERN.replace("'", "''")
+    out = []
+    for name, sql_type, *_rest in con.execute(f"describe select * from {source}").fetchall():
+        col = '"' + name.replace('"', '""') + '"'
+        if sql_type == "VARCHAR":
+            out.append(f"case when left({col}, 1) in ({starts}) and not regexp_full_match({col}, '{number}') "
+                       f"then chr(39) || {col} else {col} end as {col}")
+        else:
+            out.append(col)
+    return ", ".join(out)
+
+
 class ExportError(ValueError):
     """A bad argument (format, month) for the export."""
 
@@ -63,7 +82,8 @@ def export_focus(serving_db: Path, out_dir: Path, fmt: str = "parquet", month: s
                  splits: bool = True) -> list[Path]:
     """Write fct_focus_export of the publication at `serving_db` under `out_dir`; returns the files written.
 
-    `month` (YYYY-MM) keeps one billing period. Files of the written months are replaced. `splits=False`
+    `month` (YYYY-MM) keeps one billing period. Files of the written months are replaced. A CSV's text cells
+    a spreadsheet would run as a formula are neutralised (csv_safe_select). `splits=False`
     writes one row per ledger line (LINES): a file any FOCUS reader, GPU Ledger's own billing parser
     included, can load as a bill without counting a split line twice.
     """
@@ -82,6 +102,7 @@ def export_focus(serving_db: Path, out_dir: Path, fmt: str = "parquet", month: s
             "where ? is null or cast(BillingPeriodStart as date) = cast(? as date) order by m",
             [start, start]).fetchall()]
         source = EXPORT_TABLE if splits else f"({LINES.format(table=EXPORT_TABLE)})"
+        columns = csv_safe_select(con, source) if fmt == "csv" else "*"
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         written = []
@@ -92,7 +113,7 @@ def export_focus(serving_db: Path, out_dir: Path, fmt: str = "parquet", month: s
             # where DuckDB allows it (COPY takes its target as a literal: quotes are doubled).
             literal = str(tmp).replace("'", "''")
             con.execute(
-                f"copy (select * from {source} where strftime(cast(BillingPeriodStart as date), '%Y-%m') = "
+                f"copy (select {columns} from {source} where strftime(cast(BillingPeriodStart as date), '%Y-%m') = "
                 f"'{m}' order by {ORDER_BY}) to '{literal}' {FORMATS[fmt]}")
             tmp.replace(target)
             written.append(target)

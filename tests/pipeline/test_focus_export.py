@@ -387,3 +387,27 @@ def test_chargeback_uses_the_provider_allocation_first(provider_home: Path) -> N
                                   "where x_allocation_source = 'provider' order by BilledCost")
     assert [(r["x_team"], r["x_ledger_team"]) for r in provider_rows] == [
         ("training", "training"), ("training", "training"), ("inference", "inference")]
+
+
+def test_csv_export_neutralises_formula_cells_but_keeps_numbers(tmp_path: Path) -> None:
+    """OWASP CSV injection: a text cell starting with = + - @ tab or CR is written with a leading quote;
+    a text cell that is just a number ('-3.50') and every DECIMAL cell (-3.50 BilledCost) stay as they are;
+    Parquet is written untouched."""
+    serving = tmp_path / "serving.duckdb"
+    texts = ["=HYPERLINK(\"http://x\",\"y\")", "+cmd", "-rf", "@SUM(A1)", "\tx", "\rx", "-3.50", "plain"]
+    con = duckdb.connect(str(serving))
+    con.execute("create table fct_focus_export (BillingPeriodStart timestamp, BillingCurrency varchar, "
+                "ChargePeriodStart timestamp, x_charge_key varchar, x_export_row_id varchar, "
+                "BilledCost decimal(38, 12), ChargeDescription varchar)")
+    for i, text in enumerate(texts):
+        con.execute("insert into fct_focus_export values ('2025-04-01', 'USD', '2025-04-01', ?, ?, -3.50, ?)",
+                    [f"k{i}", f"k{i}", text])
+    con.close()
+    [path] = export_focus(serving, tmp_path / "csv", fmt="csv")
+    with path.open(newline="") as fh:
+        got = list(csv.DictReader(fh))
+    assert [r["ChargeDescription"] for r in got] == [
+        "'=HYPERLINK(\"http://x\",\"y\")", "'+cmd", "'-rf", "'@SUM(A1)", "'\tx", "'\rx", "-3.50", "plain"]
+    assert {r["BilledCost"] for r in got} == {"-3.500000000000"}
+    [parquet] = export_focus(serving, tmp_path / "parquet")
+    assert [r["ChargeDescription"] for r in rows(parquet, f"select * from read_parquet('{parquet}')")] == texts
