@@ -3,8 +3,8 @@ sources/billing/gates.py). A row whose figure is impossible is quarantined befor
 dropped from its table, with one reject naming the column, the value and the bound it broke; the
 rest of the file and every other file still load.
 
-Bounds live in ONE place, `warehouse.reference_bounds.PLAUSIBILITY` (re-exported by
-`warehouse.reference`), each with its physics or market reason; money is in USD, another currency is
+Bounds live in ONE place, `reference.bounds.PLAUSIBILITY` (the bottom-floor `reference` package),
+each with its physics or market reason; money is in USD, another currency is
 judged against bound x `UNITS_PER_USD_CEILING[currency]`. docs/sources/plausibility.md lists every
 rule: which figure of which table meets which bound.
 
@@ -23,8 +23,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from reference import PLAUSIBILITY, UNITS_PER_USD_CEILING, UNITS_PER_USD_DEFAULT, instance_of
 from sources.common import BatchedParse, ParseOutput, Reject, StreamEnd, provisional_to_file_lines
-from warehouse.reference import PLAUSIBILITY, UNITS_PER_USD_CEILING, UNITS_PER_USD_DEFAULT, instance_of
 
 
 class Rule(NamedTuple):
@@ -73,7 +73,7 @@ def _price_rules(rule: str) -> list[Rule]:
         Rule(rule, "price", f"lower(price_unit) = 'hour' and gpu_count > 0 and price / gpu_count > {gpu_hour}",
              "price / gpu_count", gpu_hour, "max_per_gpu_hour (price / GPUs)",
              ("price", "price_unit", "gpu_count")),
-        # The file names no GPU count: the instance catalogue does (warehouse/reference_instances.py).
+        # The file names no GPU count: the instance catalogue does (reference/instances.py).
         Rule(rule, "price", f"lower(price_unit) = 'hour' and coalesce(gpu_count, 0) <= 0 and _catalog_gpus > 0 "
              f"and price / _catalog_gpus > {gpu_hour}", "price / _catalog_gpus", gpu_hour,
              "max_per_gpu_hour (price / GPUs of the sku in the instance catalogue)",
@@ -216,7 +216,7 @@ def _rejects_for(name: str, tbl: pa.Table) -> tuple[list[int], list[Reject]]:
         r = rules[i]
         shown = "null" if value is None else f"{value:,.6g}"
         rejects.append(Reject(line, r.rule, f"{r.column} = {shown} breaks {r.what} (bound {bound:,.6g}; "
-                                            "warehouse/reference_bounds.py PLAUSIBILITY): quarantined", r.column,
+                                            "reference/bounds.py PLAUSIBILITY): quarantined", r.column,
                               repr(value)))
     return rows, rejects
 

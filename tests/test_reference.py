@@ -1,4 +1,5 @@
-"""Shared reference lists (issue 15): written once in warehouse/reference.py, generated into dbt.
+"""Shared reference lists: written once in the `reference` package, generated into dbt by
+warehouse/reference.py.
 
 Fails when a generated dbt file and the reference disagree (an edit to one side only), when a
 parser keeps its own copy of a list, when the GPU name rules mean something else in DuckDB
@@ -17,8 +18,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from reference import mig as reference_mig
 from warehouse import reference as ref
-from warehouse import reference_mig
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -98,23 +99,17 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_reference_is_pure_data() -> None:
-    """stdlib only: sources/ may import it without pulling in the database layer. The MIG table lives
-    beside it (reference_mig.py, split out for the module size limit) under the same rule."""
+    """stdlib only: every layer may import the `reference` package without pulling in the database
+    layer; warehouse/reference.py (the dbt generator) adds nothing heavy to it."""
     stdlib = set(sys.stdlib_module_names) | {"__future__"}
-    assert {m.split(".")[0] for m in _imports(REPO / "warehouse" / "reference_mig.py")} <= stdlib
-    assert {m.split(".")[0] for m in _imports(REPO / "warehouse" / "reference_instances.py")} <= stdlib
-    assert {m.split(".")[0] for m in _imports(REPO / "warehouse" / "reference_tags.py")} <= stdlib
-    assert _imports(REPO / "warehouse" / "reference_bounds.py") - {"warehouse.reference_instances"} <= stdlib
-    imported = _imports(REPO / "warehouse" / "reference.py") - {
-        "warehouse", "warehouse.reference_mig", "warehouse.reference_instances", "warehouse.reference_tags",
-        "warehouse.reference_bounds"}
-    assert {m.split(".")[0] for m in imported} <= stdlib
+    for path in sorted((REPO / "reference").glob("*.py")):
+        assert {m.split(".")[0] for m in _imports(path)} <= stdlib | {"reference"}, path.name
+    imported = _imports(REPO / "warehouse" / "reference.py") - {"warehouse"}
+    assert {m.split(".")[0] for m in imported} <= stdlib | {"reference"}
     probe = ("import sys, warehouse.reference\n"
              "heavy = [m for m in sys.modules if m.split('.')[0] in "
              "('duckdb', 'dagster', 'pandas', 'pyarrow', 'dbt', 'sources', 'pipelines')]\n"
-             "heavy += [m for m in sys.modules if m.startswith('warehouse.') "
-             "and m not in ('warehouse.reference', 'warehouse.reference_mig', 'warehouse.reference_instances', "
-             "'warehouse.reference_tags', 'warehouse.reference_bounds')]\n"
+             "heavy += [m for m in sys.modules if m.startswith('warehouse.') and m != 'warehouse.reference']\n"
              "print(heavy)\n")
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -1,6 +1,6 @@
 {# The tag keys each allocation dimension reads, normalised, with their precedence (rank 1 wins):
    the registry's policies.tag_keys.<dimension> when given (any spelling: `CostCenter` and `cost-center`
-   are one key), else the built-in list (warehouse/reference_tags.py DEFAULT_TAG_KEYS). One definition,
+   are one key), else the built-in list (reference/tags.py DEFAULT_TAG_KEYS). One definition,
    read by int_billing_charge_tags (who gets a line) and fct_unmatched_tag_keys (keys nobody reads).
    Callers add `-- depends_on: {{ ref('stg_registry__policies') }}`. #}
 {% macro configured_tag_keys() %}

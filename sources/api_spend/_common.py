@@ -16,10 +16,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from reference import ISO_4217_SET
 from sources.common import Reject, UnreadableFile
-from warehouse.reference import ISO_4217_SET
 
-# ISO 4217 active codes (warehouse/reference.py, the one list; this was a 10-code copy that rejected
+# ISO 4217 active codes (reference/__init__.py, the one list; this was a 10-code copy that rejected
 # valid codes such as SEK). Anything else is rejected (unknown_currency) rather than silently
 # summed with USD.
 KNOWN_CURRENCIES = ISO_4217_SET

@@ -1,6 +1,6 @@
 """Hardware named in a benchmark file -> instance, GPU model and GPU count, from the instance catalogue.
 
-The catalogue (warehouse/reference_instances.py, re-exported by warehouse.reference) is the same
+The catalogue (reference/instances.py, re-exported by the `reference` package) is the same
 table dbt prices and bills with (seed instance_gpu_map), so a run on `g5.2xlarge` gets the GPU of
 the g5.2xlarge price. What is read:
 - `<name> x N` (vLLM's `gpu_type`, the nightly table's `GPU`): N instances of a catalogued name,
@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from warehouse.reference import find_instance, gpu_model_from_name, gpu_model_of
+from reference import find_instance, gpu_model_from_name, gpu_model_of
 
 #: Keys under which run metadata names the machine (LLMPerf `--metadata`, GenAI-Perf / guidellm
 #: metadata blocks, hand-added keys): first present wins.
@@ -95,7 +95,7 @@ def unknown_warning(file_name: str, field: str, hw: dict[str, Any]) -> list[str]
     if not hw.get("unknown"):
         return []
     return [(f"{file_name}: {field} {hw['unknown']!r} names no instance in the instance catalogue "
-             "(warehouse/reference_instances.py) and no 'N x GPU': no GPU assigned")]
+             "(reference/instances.py) and no 'N x GPU': no GPU assigned")]
 
 
 def run_columns(text: str | None, hw: dict[str, Any]) -> dict[str, Any]:
@@ -121,7 +121,7 @@ def resolve_gpu_model_column(table: pa.Table, file_name: str) -> tuple[pa.Table,
         if hw["unknown"]:
             if gpu_model_of(text) is None:
                 warnings.append(f"{where}: gpu_model {text!r} is neither a known GPU nor an instance in the "
-                                "instance catalogue (warehouse/reference_instances.py): no GPU assigned")
+                                "instance catalogue (reference/instances.py): no GPU assigned")
             continue
         changed = True
         row["gpu_model"] = hw["gpu_model"]

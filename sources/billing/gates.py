@@ -1,7 +1,7 @@
 """Load-time gates on parsed bill lines (issue 19): impossible amounts never reach raw, and a file
 that names no currency says so in dq_rejects.
 
-Bounds live in ONE place, `warehouse.reference.PLAUSIBILITY` (USD; other currencies scaled by
+Bounds live in ONE place, `reference.bounds.PLAUSIBILITY` (USD; other currencies scaled by
 `UNITS_PER_USD_CEILING`); docs/sources/billing.md "Plausibility gates" explains them.
 
 - `implausible_amount`: |BilledCost| or |EffectiveCost| above `max_line_amount`. The line is
@@ -28,13 +28,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from reference import PLAUSIBILITY, UNITS_PER_USD_CEILING, UNITS_PER_USD_DEFAULT
 from sources.billing.schema import TABLE
 from sources.common import ParseOutput, Reject
-from warehouse.reference import PLAUSIBILITY, UNITS_PER_USD_CEILING, UNITS_PER_USD_DEFAULT
 
 #: Hour units a price may be stated in: `Hours`, `Hour`, `Hrs`, `1 Hour`, `10 Hours`, `Instance Hours`.
 HOUR_UNIT = r"^\s*([0-9]+)?\s*(instance[ -])?(hours?|hrs?|h)\s*$"
-BOUND_SOURCE = "warehouse/reference.py PLAUSIBILITY"
+BOUND_SOURCE = "reference/bounds.py PLAUSIBILITY"
 
 
 def _factor_sql(col: str) -> str:

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import warehouse.reference
+import reference
 
 #: Canonical spellings of FOCUS enum values (values are compared case-insensitively); the one list
-#: is warehouse/reference.py's, re-exported here under the name the billing code has always used.
-FOCUS_ENUMS: dict[str, tuple[str, ...]] = warehouse.reference.FOCUS_ENUMS
+#: is the `reference` package's, re-exported here under the name the billing code has always used.
+FOCUS_ENUMS: dict[str, tuple[str, ...]] = reference.FOCUS_ENUMS
 
 #: FOCUS version inferred from the newest marker column present (FOCUS CSVs carry no version).
 #: Checked newest first. Markers are columns introduced in that version.

@@ -15,8 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from reference import ISO_4217_SET
 from sources.common import Reject, UnreadableFile
-from warehouse.reference import ISO_4217_SET
 
 OBSERVATIONS = "gpu_price_observations"
 QUOTES = "price_quotes"
@@ -41,7 +41,7 @@ OBS_SCHEMA = pa.schema(
     ]
 )
 
-# ISO 4217 active codes (warehouse/reference.py, the one list). A price in anything else is rejected
+# ISO 4217 active codes (reference/__init__.py, the one list). A price in anything else is rejected
 # (unknown_currency) rather than guessed, because FX conversion downstream needs a real code.
 CURRENCIES = ISO_4217_SET
 

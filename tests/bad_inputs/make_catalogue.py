@@ -213,7 +213,7 @@ w("prices", "aws_offer_truncated.json", ao[: len(ao) // 2])
 w("prices", "empty.csv", b"")
 
 # ---------------- absurd figures: one file per family for the plausibility gates ----------------
-# (warehouse/reference_bounds.py PLAUSIBILITY; each bad line breaks one bound, the others are real rows)
+# (reference/bounds.py PLAUSIBILITY; each bad line breaks one bound, the others are real rows)
 # (good rows get ids of their own: tests/security/test_absurd_inputs.py loads these beside the samples)
 w("api_spend", "litellm_absurd_spend.csv", "\n".join([LH, lrow(26, request_id="absurd-good-1"),
     lrow(27, spend="999999999.12", total_tokens="0", prompt_tokens="0", completion_tokens="0"),

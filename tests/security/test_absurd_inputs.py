@@ -88,7 +88,7 @@ def test_every_hostile_row_is_named_in_the_published_rejects(absurd_run: dict) -
 
 
 def test_no_published_figure_exceeds_its_bound(absurd_run: dict) -> None:
-    """Per figure: the bounds of warehouse/reference_bounds.py PLAUSIBILITY."""
+    """Per figure: the bounds of reference/bounds.py PLAUSIBILITY."""
     [(quote, history)] = _query(absurd_run, "select (select max(price_per_gpu_hour) from fct_price_quotes), "
                                              "(select max(price_per_gpu_hour) from fct_gpu_price_history)")
     assert quote <= 100 and history <= 100  # max_per_gpu_hour

@@ -32,10 +32,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from reference.tags import looks_like_ownership_key
 from sources.billing import contract_commitments, focus
 from sources.catalog import recognise
 from warehouse.reference import tag_key_norm
-from warehouse.reference_tags import looks_like_ownership_key
 
 FIXTURES = Path(__file__).parent / "fixtures" / "focus_1.3_constructed"
 COMMITMENTS = FIXTURES / "contract_commitment_constructed.csv"

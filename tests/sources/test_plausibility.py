@@ -1,6 +1,6 @@
 """Load-time plausibility gates for every family but billing (sources/plausibility.py).
 
-Each case is one hand-made row against a bound of warehouse/reference_bounds.py PLAUSIBILITY (USD):
+Each case is one hand-made row against a bound of reference/bounds.py PLAUSIBILITY (USD):
 max_per_hour 1,000; max_per_gpu_hour 100; max_line_amount 1e9; max_api_cost_per_token 0.01;
 max_api_request_amount 10,000; max_api_spend_without_tokens 100; max_api_bucket_per_day 1e7;
 max_gpus_per_job 100,000; max_gpus_per_node 16; max_gpus_per_batch_run 1,024; percentages 0-100,

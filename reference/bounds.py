@@ -1,7 +1,7 @@
 """THE plausibility bounds: the largest figure each input may carry, with its physics or market reason.
 
-Part of the shared reference lists (pure data, standard library only; `warehouse.reference`
-re-exports them and generates the dbt macro `plausibility(name)` from PLAUSIBILITY). A row whose
+Part of the shared reference facts (the `reference` package: pure data, standard library only);
+`warehouse/reference.py` generates the dbt macro `plausibility(name)` from PLAUSIBILITY. A row whose
 figure breaks a bound is quarantined at load (sources/plausibility.py for every family,
 sources/billing/gates.py for billing): dropped from raw, listed in audit.dq_rejects with the figure
 and the bound. docs/sources/plausibility.md lists which figure of which table meets which bound.
@@ -13,7 +13,7 @@ comment, so a real row is never rejected; what breaks one is a typo, a unit slip
 
 from __future__ import annotations
 
-from warehouse.reference_instances import INSTANCE_TYPES
+from reference.instances import INSTANCE_TYPES
 
 
 def _largest_instance() -> int:
