@@ -139,7 +139,8 @@ def _refresh_locked(paths: Home, inputs: Path, *, full_refresh: bool, backfill_f
             run_config={
                 "loggers": loggers,
                 # The home and inputs reach every asset as resource config, not through the environment.
-                "resources": {"ledger": {"config": {"home": str(paths.root), "inputs": str(inputs)}}},
+                "resources": {"ledger": {"config": {"home": str(paths.root), "inputs": str(inputs)}},
+                              "refresh_lock": {"config": {"held_by_caller": True}}},  # taken above
                 "ops": {"ledger_dbt_assets": {"config": {
                     "full_refresh": full_refresh, "backfill_from": backfill_from, "backfill_to": backfill_to,
                     "engine": engine}},

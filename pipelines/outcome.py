@@ -34,6 +34,20 @@ def failure_reason(step_failures: Iterable[dg.DagsterEvent], fallback: str = "ru
     return "; ".join(reasons) or fallback
 
 
+def lock_refusal(events: Iterable[Any]) -> str | None:
+    """The refresh lock's refusal (warehouse/refresh_lock.py `RefreshBusy`) that stopped a run at
+    resource initialisation, as its message; None when the run was not refused. Such a run touched
+    nothing: the refresh holding the lock owns the home and its status file."""
+    for entry in events:
+        event = getattr(entry, "dagster_event", entry)
+        err = getattr(getattr(event, "event_specific_data", None), "error", None)
+        while err is not None:
+            if err.cls_name == "RefreshBusy":
+                return err.message.strip().splitlines()[-1].removeprefix("warehouse.refresh_lock.RefreshBusy: ")
+            err = err.cause
+    return None
+
+
 def record_start(home: Path, log_path: Path) -> None:
     """An in-process refresh starts (this process, this log)."""
     write_attempt(home, {"state": "running", "pid": os.getpid(), "started_at": now_utc(), "log": str(log_path)})

@@ -11,7 +11,7 @@ from dagster_dbt import DbtCliResource
 from packaging import version
 
 from pipelines.dbt_project import ledger_dbt, ledger_dbt_executable
-from pipelines.resources import LedgerResource
+from pipelines.resources import LedgerResource, refresh_lock_resource
 
 
 class LedgerDbtCli(DbtCliResource):
@@ -37,6 +37,7 @@ class LedgerDbtCli(DbtCliResource):
 defs = dg.Definitions(
     resources={
         "ledger": LedgerResource(),
+        "refresh_lock": refresh_lock_resource,
         "dbt": LedgerDbtCli(
             project_dir=ledger_dbt, profiles_dir=str(ledger_dbt.profiles_dir), dbt_executable=ledger_dbt_executable()
         ),

@@ -24,7 +24,7 @@ import dagster as dg
 import requests
 
 from pipelines.defs.nightly import nightly_job
-from pipelines.outcome import failure_reason, record_failure, record_success
+from pipelines.outcome import failure_reason, lock_refusal, record_failure, record_success
 from pipelines.resources import LedgerResource
 from sources.catalog import FAMILIES
 from warehouse.landing import input_files
@@ -94,6 +94,11 @@ def notify_failure(home: Path, job: str, run_id: str, reason: str, webhook_url: 
                        default_status=dg.DefaultSensorStatus.RUNNING,
                        description="Records why a nightly run failed (last_refresh.json) and posts it to a webhook.")
 def notify_run_failure(context: dg.RunFailureSensorContext, ledger: LedgerResource) -> None:
+    refused = lock_refusal(context.instance.all_logs(context.dagster_run.run_id,
+                                                     of_type=dg.DagsterEventType.RESOURCE_INIT_FAILURE))
+    if refused:  # another refresh holds the home: its outcome, not this refusal, is the home's status
+        context.log.warning(f"nightly run {context.dagster_run.run_id} refused: {refused}")
+        return
     reason = failure_reason(context.get_step_failure_events(), context.failure_event.message or "run failed")
     notify_failure(ledger.home_dir, context.dagster_run.job_name, context.dagster_run.run_id,
                    reason, os.environ.get(WEBHOOK_ENV), context.log)

@@ -26,6 +26,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from pipelines.outcome import lock_refusal
 from sources.secrets import redact
 from tests.conftest import REPO, SAMPLES, copy_home
 from tests.security.test_credential_shapes import JWT, NAME_TOKEN, URL
@@ -187,3 +188,30 @@ def test_publish_removes_leftover_temp_files_first(two_refreshes: dict) -> None:
     assert counts["source_files"] > 0
     assert not [p for p in stale if p.exists()]
     assert not list(home.glob(".serving.duckdb.*"))
+
+
+def test_a_dagster_launched_run_is_refused_while_a_refresh_holds_the_home(tmp_path: Path) -> None:
+    """The nightly schedule (or the UI, or the drop-folder sensor) runs the `nightly` job in the Dagster
+    daemon's process, not through `gpu-ledger run`: its ledger-writing assets take the same lock."""
+    import dagster as dg
+
+    from pipelines.definitions import defs
+
+    home = tmp_path / "home"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(home)], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with dg.DagsterInstance.ephemeral() as instance:
+            result = defs.resolve_job_def("nightly").execute_in_process(
+                instance=instance, raise_on_error=False,
+                run_config={"resources": {"ledger": {"config": {"home": str(home), "inputs": str(SAMPLES)}}}})
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not result.success
+    refused = lock_refusal(result.all_events)  # what the run-failure sensor reads (pipelines/defs/sensors.py)
+    assert refused is not None and refused.startswith(f"another refresh of {home} is running since"), refused
+    assert f"pid {holder.pid} " in refused
+    # Refused before anything of the home was touched: nothing landed, no ledger opened.
+    assert not (home / "landing").exists() and not (home / "ledger.duckdb").exists()
+    assert sorted(p.name for p in home.iterdir()) == [LOCK_NAME]

@@ -3,14 +3,15 @@
 
 import dagster as dg
 
-from pipelines.resources import LedgerResource
+from pipelines.resources import LedgerResource, RefreshLockResource
 from sources.catalog import FAMILIES
 from warehouse.ingest import ingest_family
 from warehouse.landing import land_inputs
 
 
 @dg.asset(key=["landing", "inputs"], group_name="landing", kinds={"python"})
-def landing_inputs(context: dg.AssetExecutionContext, ledger: LedgerResource) -> dg.MaterializeResult:
+def landing_inputs(context: dg.AssetExecutionContext, ledger: LedgerResource,
+                   refresh_lock: RefreshLockResource) -> dg.MaterializeResult:
     """Copy every input file into the content-addressed landing zone (same bytes: no-op)."""
     seen, new = land_inputs(ledger.inputs_dir, ledger.landing_dir, FAMILIES)
     context.log.info(f"landed {new} new of {seen} input files from {ledger.inputs_dir}")
@@ -33,7 +34,7 @@ def _raw_asset(family: str) -> dg.AssetsDefinition:
         check_specs=[dg.AssetCheckSpec("all_files_readable", asset=key,
                                        description="every landed file was recognised and parsed")],
     )
-    def _load(context: dg.AssetExecutionContext, ledger: LedgerResource):
+    def _load(context: dg.AssetExecutionContext, ledger: LedgerResource, refresh_lock: RefreshLockResource):
         con = ledger.connect()
         try:
             summary = ingest_family(con, family, ledger.landing_dir, context.run.run_id)

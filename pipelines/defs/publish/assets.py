@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 import dagster as dg
 
 from pipelines.defs.transform.assets import ledger_dbt_assets
-from pipelines.resources import LedgerResource
+from pipelines.resources import LedgerResource, RefreshLockResource
 from warehouse.publish import publish
 
 # Every dbt model under models/marts (asset key `marts/<name>`), as the dbt assets declare them.
@@ -13,7 +13,8 @@ MART_KEYS = sorted((k for k in ledger_dbt_assets.keys if k.path[0] == "marts"), 
 
 
 @dg.asset(key=["serving", "publication"], deps=MART_KEYS, group_name="serving", kinds={"duckdb"})
-def publication(context: dg.AssetExecutionContext, ledger: LedgerResource) -> dg.MaterializeResult:
+def publication(context: dg.AssetExecutionContext, ledger: LedgerResource,
+                refresh_lock: RefreshLockResource) -> dg.MaterializeResult:
     """Copy the validated marts into serving.duckdb (new file, then atomic rename)."""
     started = datetime.fromtimestamp(context.instance.get_run_stats(context.run.run_id).start_time or 0, tz=timezone.utc)
     # A run of a subset of the assets (new inputs of some families) re-ran only their checks.

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import dagster as dg
 import duckdb
 
-from pipelines.resources import LedgerResource
+from pipelines.resources import LedgerResource, RefreshLockResource
 from warehouse.audit import check_status, record_check
 from warehouse.expectations import SUITES, Suite, run_suite
 
@@ -52,7 +52,8 @@ def _result(suite: Suite, passed: bool, failures: list[str], meta: dict) -> dg.A
 
 
 @dg.multi_asset_check(specs=SPECS, name="gx_suites", can_subset=True)
-def gx_suites(context: dg.AssetCheckExecutionContext, ledger: LedgerResource) -> Iterator[dg.AssetCheckResult]:
+def gx_suites(context: dg.AssetCheckExecutionContext, ledger: LedgerResource,
+              refresh_lock: RefreshLockResource) -> Iterator[dg.AssetCheckResult]:
     """Validate every selected suite; record each outcome in audit.check_results."""
     selected = context.selected_asset_check_keys
     outcomes = []

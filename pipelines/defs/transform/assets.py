@@ -20,7 +20,7 @@ from pipelines.dbt_entry import RUN_RESULTS_ONLY
 from pipelines.dbt_project import ledger_dbt, require_manifest
 from pipelines.engines import ENGINES, prepare_engine, publish_engine_marts
 from pipelines.profile import DBT_NODE_SECONDS, dbt_node_seconds
-from pipelines.resources import LedgerResource
+from pipelines.resources import LedgerResource, RefreshLockResource
 from warehouse.audit import record_check
 from warehouse.expectations.runner import prewarm as prewarm_great_expectations
 
@@ -123,7 +123,8 @@ def dbt_build_args(config: DbtBuildConfig, dbt_vars: Mapping[str, str] | None = 
 
 @dbt_assets(manifest=require_manifest(), project=ledger_dbt, dagster_dbt_translator=TRANSLATOR)
 def ledger_dbt_assets(
-    context: dg.AssetExecutionContext, dbt: DbtCliResource, ledger: LedgerResource, config: DbtBuildConfig
+    context: dg.AssetExecutionContext, dbt: DbtCliResource, ledger: LedgerResource, config: DbtBuildConfig,
+    refresh_lock: RefreshLockResource,
 ) -> Iterator[Any]:
     """`dbt build` on the configured engine; a failing blocking test fails the step.
 
