@@ -37,7 +37,8 @@ from warehouse.status import read_status
 
 STATE_KEY = "built_from"
 # What shapes a build besides the inputs (under the repository). warehouse/home is a default home.
-CODE_DIRS = ("dbt/models", "dbt/macros", "dbt/seeds", "dbt/tests", "warehouse", "pipelines", "sources", "config")
+CODE_DIRS = ("dbt/models", "dbt/macros", "dbt/seeds", "dbt/tests", "warehouse", "pipelines", "sources", "reference",
+             "config")
 CODE_FILES = ("dbt/dbt_project.yml", "dbt/profiles.yml")
 CODE_SUFFIXES = frozenset({".py", ".sql", ".yml", ".yaml", ".csv", ".json"})
 SKIPPED_DIRS = frozenset({"home", "__pycache__", "target", "logs"})
