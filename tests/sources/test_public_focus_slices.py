@@ -1,7 +1,7 @@
 """Public FOCUS files of several providers, sliced (tests/data/public/focus/provider_slices/PROVENANCE.md):
-real FOCUS 1.0 rows of AWS, Microsoft (Azure) and Oracle (OCI), and FOCUS 1.3 provider samples of AWS and
-Google Cloud (synthetic, with provider allocation, ContractApplied and EUR pricing) plus the Google Cloud
-Contract Commitment dataset. One refresh of all of them together.
+real FOCUS 1.0 rows of AWS, Microsoft (Azure) and Oracle (OCI), and FOCUS 1.3 provider samples of AWS, Microsoft
+Azure and Google Cloud (synthetic, with provider allocation, ContractApplied and EUR pricing) plus the Google
+Cloud Contract Commitment dataset. One refresh of all of them together.
 
 Expected figures are computed here from the files themselves with the csv module and Decimal, never from
 the pipeline: each file's row count and Σ BilledCost / Σ EffectiveCost, and for every row with a
@@ -77,7 +77,7 @@ def test_the_slices_are_small_and_of_several_providers() -> None:
         data = file_rows(path)
         assert 0 < len(data) < 200, path.name
         providers |= {r["ProviderName"] for r in data}
-    assert providers == {"AWS", "Microsoft", "Oracle", "Google Cloud"}
+    assert providers == {"AWS", "Microsoft", "Oracle", "Google Cloud", "Microsoft Azure"}
 
 
 def test_every_file_loads_whole_and_totals_match_to_the_cent(con) -> None:
@@ -101,7 +101,7 @@ def test_every_cost_center_tag_reaches_its_team(con) -> None:
             centre = allocated or cost_centre(r["Tags"])
             if centre is not None:
                 want[(path.name, line)] = COST_CENTRES[centre]
-    assert len(want) >= 60  # 36 Azure 1.0 rows, 12 AWS and 12 Google Cloud 1.3 rows
+    assert len(want) == 70  # 36 Azure 1.0 rows; 12 AWS, 12 Google Cloud and 10 Azure 1.3 rows
     got = {(r["x_source_file"], r["x_source_line"]): r["x_team"]
            for r in rows(con, "select x_source_file, x_source_line, x_team from ledger_focus")}
     wrong = {k: (got.get(k), team) for k, team in want.items() if got.get(k) != team}
@@ -111,12 +111,12 @@ def test_every_cost_center_tag_reaches_its_team(con) -> None:
 def test_provider_allocation_and_contract_applied_reach_the_export(con) -> None:
     sent = [(p.name, r) for p in CHARGE_FILES for r in file_rows(p)]
     allocated = sorted((r["AllocatedMethodId"], r["AllocatedTags"]) for _n, r in sent if r.get("AllocatedMethodId"))
-    assert len(allocated) == 5  # AWS split-even x2; Google Cloud split-even x2, split-proportional x1
+    assert len(allocated) == 8  # split-even: AWS 2, Google Cloud 2, Azure 2; split-proportional: Google Cloud 1, Azure 1
     got = rows(con, "select AllocatedMethodId, AllocatedTags, x_allocation_source, x_team from fct_focus_export "
                     "where x_allocation_source = 'provider'")
     assert sorted((r["AllocatedMethodId"], r["AllocatedTags"]) for r in got) == allocated
     applied = sorted(r["ContractApplied"] for _n, r in sent if r.get("ContractApplied"))
-    assert len(applied) == 6
+    assert len(applied) == 9  # 3 per 1.3 provider
     exported = rows(con, "select ContractApplied from fct_focus_export where ContractApplied is not null")
     assert sorted(r["ContractApplied"] for r in exported) == applied
     basis = {r["x_allocation_basis"] for r in rows(
@@ -128,10 +128,11 @@ def test_contract_applied_gives_committed_vs_used(con) -> None:
     """Google Cloud: CC-GCC-SPEND-0001 (Spend, 250,000) drawn by 106.96304543256 + 58.1574375 = 165.12048293256;
     CC-GCC-STORAGE-0002 (Spend, 48,000) by 135.4517748; CC-GCC-COMPUTE-0003 (Usage) by nothing. AWS names
     CC-EA-SPEND-0001 (13.871898 + 3.34417005 = 17.21606805) and CC-EA-COMPUTE-0003 (0.0864, 1 Hours), which
-    no Contract Commitment file states: rows with x_in_dataset false."""
+    no Contract Commitment file states: rows with x_in_dataset false; so does Azure (CC-MACC-SPEND-0001
+    44.5592061 + 0.0072 = 44.5664061, CC-MACC-STORAGE-0002 124.615632816)."""
     got = {r["ContractCommitmentId"]: r for r in rows(con, "select * from fct_contract_commitment_usage")}
     assert set(got) == {"CC-GCC-SPEND-0001", "CC-GCC-STORAGE-0002", "CC-GCC-COMPUTE-0003",
-                        "CC-EA-SPEND-0001", "CC-EA-COMPUTE-0003"}
+                        "CC-EA-SPEND-0001", "CC-EA-COMPUTE-0003", "CC-MACC-SPEND-0001", "CC-MACC-STORAGE-0002"}
     spend = got["CC-GCC-SPEND-0001"]
     assert (spend["x_applied_lines"], spend["x_applied_cost"]) == (2, Decimal("165.12048293256"))
     assert spend["x_remaining_cost"] == Decimal("250000") - Decimal("165.12048293256")
@@ -139,6 +140,9 @@ def test_contract_applied_gives_committed_vs_used(con) -> None:
     assert (got["CC-GCC-COMPUTE-0003"]["x_applied_lines"], got["CC-GCC-COMPUTE-0003"]["x_used_pct"]) == (0, 0)
     ea = got["CC-EA-SPEND-0001"]
     assert (ea["x_in_dataset"], ea["x_committed_cost"], ea["x_applied_cost"]) == (False, None, Decimal("17.21606805"))
+    assert (got["CC-MACC-SPEND-0001"]["x_applied_lines"], got["CC-MACC-SPEND-0001"]["x_applied_cost"]) == (
+        2, Decimal("44.5664061"))
+    assert got["CC-MACC-STORAGE-0002"]["x_applied_cost"] == Decimal("124.615632816")
     compute = got["CC-EA-COMPUTE-0003"]
     assert (compute["x_applied_quantity"], compute["x_unit"]) == (Decimal("1"), "Hours")
     # never cost: the ledger holds only the charge files' rows
