@@ -3,7 +3,7 @@
 -- came from. Tag keys per dimension: the registry's policies.tag_keys.<dimension> when given, else
 -- the built-in defaults (macro configured_tag_keys). Keys are compared by tag_key_norm, so the bill's
 -- `CostCenter` (AWS, Azure), `cost-center` (GCP) and `Cost Center` all meet the registry's
--- cost_center: CamelCase, kebab, snake, spaces and case fold to one key (warehouse/reference_tags.py).
+-- cost_center: CamelCase, kebab, snake, spaces and case fold to one key (reference/tags.py).
 -- Two tag sets per charge (tag_source): 'resource' (FOCUS Tags, the billed resource's tags) and
 -- 'provider_allocation' (FOCUS 1.3 AllocatedTags, kept in x_extra: the tags of the resource the
 -- provider allocated the line to; int_billing_charges_allocated reads them first). AllocatedTags that

@@ -1,5 +1,5 @@
 -- Tag keys that look like they name an owner (team, owner, cost centre, business unit, project,
--- workload, app; warehouse/reference_tags.py OWNERSHIP_KEY_PATTERN) but match no key any allocation
+-- workload, app; reference/tags.py OWNERSHIP_KEY_PATTERN) but match no key any allocation
 -- dimension reads (policies.tag_keys or the built-in list), with the cost of the lines carrying them
 -- and where that cost went, per billing period and currency. Such a key is almost always a spelling or a
 -- key the registry does not know yet: left unlisted, its lines lose their team without a word (a
