@@ -40,7 +40,7 @@ from warehouse.raw import (
     replace_file,
     replace_file_batches,
 )
-from warehouse.registry_check import check_registry
+from warehouse.registry_check import check_registry, stop_if_lost_workloads_are_used
 
 
 @dataclass
@@ -272,8 +272,9 @@ def ingest_family(
             for left in ahead.values():  # an error stopped the loop: remove what was prepared for nothing
                 if left is not None and not left.future.cancel() and left.future.exception() is None:
                     left.future.result()[0].load.abort()  # a failed preparation removed its own file
-    if family == "registry" and files:
-        for c in check_registry(con, run_id):
+    if family == "registry":
+        for c in check_registry(con, run_id) if files else []:
             summary.rejects += 1
             summary.problems.append(c.message)
+        stop_if_lost_workloads_are_used(con)  # RegistryStop: the refresh ends here, before any model
     return summary

@@ -8,15 +8,21 @@ version of every registry file (the rows dbt's `latest_registry_version` reads):
   defined twice, in one file or across files. The definition in the file landed first (by its
   landing time, then its name, then its line) stands; every later one is quarantined, so a new file
   can never take over a team that exists.
-- `registry_unknown_team`: a workload whose team no registry file defines (after the duplicates).
+- `registry_unknown_team`: a workload whose team no registry file defines (checked before the
+  workload duplicates, so a good definition of the same id elsewhere stands).
 
 A quarantined entry is deleted from its raw.registry_* table and listed in audit.dq_rejects with
 its file, line and what it conflicts with; the rest of the registry and every other source publish.
-docs/registry.md "Conflicts".
+One exception: a workload lost that way (or to a parser reject such as an unknown type) that loaded
+rows still use (eval runs, training runs, media batches, mappings...) would leave their costs without
+an owner and fail the blocking tests downstream; then `RegistryStop` stops the refresh before any
+model runs, with one line naming the file, line, conflict and the rows that use it, and the last
+publication keeps serving. docs/registry.md "Conflicts".
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import duckdb
@@ -78,16 +84,66 @@ def _unknown_teams(con: duckdb.DuckDBPyConnection) -> list[Conflict]:
 
 def check_registry(con: duckdb.DuckDBPyConnection, run_id: str) -> list[Conflict]:
     """Quarantine every conflicting registry entry (see the module docstring); returns them, in order."""
-    found: list[Conflict] = []
-    # Duplicates first: a workload is judged against the teams that stand.
-    for table, key, what in (("registry_teams", "team_id", "team"), ("registry_workloads", "workload_id", "workload"),
-                             ("registry_policies", "policy", "policy")):
-        dups = _duplicates(con, table, key, what)
-        _quarantine(con, dups, run_id)
-        found += dups
-    unknown = _unknown_teams(con)
-    _quarantine(con, unknown, run_id)
-    return found + unknown
+    found = _duplicates(con, "registry_teams", "team_id", "team")
+    _quarantine(con, found, run_id)
+    # A workload on an unknown team goes before the duplicates, so that a good definition elsewhere stands.
+    for step in (_unknown_teams, lambda c: _duplicates(c, "registry_workloads", "workload_id", "workload"),
+                 lambda c: _duplicates(c, "registry_policies", "policy", "policy")):
+        more = step(con)
+        _quarantine(con, more, run_id)
+        found += more
+    return found
+
+
+def stop_if_lost_workloads_are_used(con: duckdb.DuckDBPyConnection) -> None:
+    """Raise RegistryStop when a workload quarantined from the current registry (audit.dq_rejects) is
+    still used by loaded rows; run on every registry ingest, so an unfixed registry stops every refresh."""
+    used = _used_but_undefined(con)
+    if used:
+        raise RegistryStop("; ".join(used) + ": fix the registry (the refresh stops before any model runs; "
+                           "the last publication keeps serving)")
+
+
+class RegistryStop(Exception):
+    """A workload the registry lost to a conflict is still used by loaded rows: its costs would have no owner."""
+
+
+# The workload a registry reject names: `<file>:<line>: workload 'x' names team ...` (here) or
+# `workload 'x': workload_type ...` (sources/registry/workloads.py, a vocabulary error).
+_NAMED_WORKLOAD = re.compile(r"(?:^|: )workload '([^']+)'")
+
+
+def _used_but_undefined(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """One line per quarantined workload that loaded rows still use and no kept registry entry defines."""
+    why: dict[str, str] = {}
+    for message, name, line in con.execute(
+            f"select message, file_name, line from audit.dq_rejects where source_family = 'registry' "
+            f"and file_hash in (select file_hash from ({_LATEST})) "
+            "and (rule = 'registry_unknown_team' or rule like 'invalid_%') order by file_name, line").fetchall():
+        if (m := _NAMED_WORKLOAD.search(message or "")) is not None:
+            where = f"{name}:{line}: "
+            why.setdefault(m.group(1), message if message.startswith(where) else where + message)
+    if not why:
+        return []
+    defined = {r[0] for r in con.execute(f"select w.workload_id from raw.registry_workloads as w join ({_LATEST}) "
+                                         "as l on w._file_hash = l.file_hash").fetchall()}
+    lost = sorted(set(why) - defined)
+    # Loaded rows that name a workload (API requests name one by tag, softly: unmatched ones are reported
+    # downstream, never blocking, so they are not counted here).
+    tables = [t for (t,) in con.execute(
+        "select table_name from information_schema.columns where table_schema = 'raw' and column_name = 'workload_id' "
+        "and table_name not in ('registry_workloads', 'api_requests') order by 1").fetchall()]
+    out = []
+    for wid in lost:
+        uses = []
+        for table in tables:
+            latest = f" and _file_hash in (select file_hash from ({_LATEST}))" if table.startswith("registry_") else ""
+            [(n,)] = con.execute(f'select count(*) from raw."{table}" where workload_id = ?{latest}', [wid]).fetchall()
+            if n:
+                uses.append(f"{n} row(s) of raw.{table}")
+        if uses:
+            out.append(f"{why[wid]} -- but {', '.join(uses)} use workload {wid!r}")
+    return out
 
 
 def _quarantine(con: duckdb.DuckDBPyConnection, conflicts: list[Conflict], run_id: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -93,14 +94,17 @@ def _workloads(items: list[Any], rejects: list[Reject]) -> list[dict[str, Any]]:
             rejects.append(Reject(line, "missing_field", "workload entry has no id", "id"))
             continue
         wid = str(item["id"]).strip()
-        bad_before = len(rejects)
-        wtype = _enum(item.get("type"), WORKLOAD_TYPES, "workload_type", line_of(item, "type"), rejects)
+        bad: list[Reject] = []
+        wtype = _enum(item.get("type"), WORKLOAD_TYPES, "workload_type", line_of(item, "type"), bad)
         unit = _enum(item.get("unit_of_success"), UNITS_OF_SUCCESS, "unit_of_success",
-                     line_of(item, "unit_of_success"), rejects)
+                     line_of(item, "unit_of_success"), bad)
         mode = _enum(item.get("operating_mode"), OPERATING_MODES, "operating_mode",
-                     line_of(item, "operating_mode"), rejects)
-        if len(rejects) > bad_before:
-            continue  # a vocabulary error makes the entry untrustworthy: quarantined, named, not guessed
+                     line_of(item, "operating_mode"), bad)
+        if bad:
+            # a vocabulary error makes the entry untrustworthy: quarantined, named, not guessed (the message
+            # names the workload: warehouse/registry_check.py stops the refresh when loaded rows use it)
+            rejects.extend(replace(r, message=f"workload {wid!r}: {r.message}") for r in bad)
+            continue
         missing = [f for f in REQUIRED_FIELDS if item.get(f) in (None, "", [], {})]
         model = item.get("model") or {}
         req = item.get("request_shape") or {}
