@@ -11,7 +11,7 @@ import yaml
 from pipelines.defs.ingest.assets import RAW_ASSETS, landing_inputs
 from pipelines.defs.ingest.fetch import API_SPEND_KEY, PRICES_KEY, fetch_api_spend, fetch_prices, public_url
 from warehouse.landing import MANIFEST, read_manifest
-from pipelines.resources import LedgerResource
+from pipelines.resources import LedgerResource, refresh_lock_resource
 from sources.catalog import recognise
 from tests.conftest import SAMPLES
 
@@ -28,7 +28,8 @@ def _dirs(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _materialize(assets: list, home: Path, inputs: Path) -> dg.ExecuteInProcessResult:
-    result = dg.materialize(assets, resources={"ledger": LedgerResource(home=str(home), inputs=str(inputs))})
+    result = dg.materialize(assets, resources={"ledger": LedgerResource(home=str(home), inputs=str(inputs)),
+                                               "refresh_lock": refresh_lock_resource})
     assert result.success
     return result
 
