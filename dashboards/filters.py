@@ -34,13 +34,14 @@ class Selection:
     currency: str | None = None
 
 
-def _store(name: str) -> str:
+def store(name: str) -> str:
+    """The session key a shared filter's choice is remembered under."""
     return f"shared_filter_{name}"
 
 
 def _remember(name: str) -> None:
     """on_change: the user's choice becomes the shared one (kept while other pages run)."""
-    st.session_state[_store(name)] = st.session_state[f"filter_{name}"]
+    st.session_state[store(name)] = st.session_state[f"filter_{name}"]
 
 
 def _choices(rows: pd.DataFrame, name: str) -> list[Any]:
@@ -53,7 +54,7 @@ def _choices(rows: pd.DataFrame, name: str) -> list[Any]:
 
 def _select(name: str, options: list[Any], all_option: bool) -> Any:
     choices = ([ui.ALL] if all_option else []) + options
-    saved = st.session_state.get(_store(name), ui.ALL)
+    saved = st.session_state.get(store(name), ui.ALL)
     widget = f"filter_{name}"
     # Set before the widget is drawn (never with index=): the widget then shows the shared choice.
     st.session_state[widget] = saved if saved in choices else choices[0]

@@ -18,7 +18,7 @@ import streamlit as st
 
 from reporting.formatting import exact, fmt_money
 from reporting.safe_text import csv_frame, md_frame, md_text
-from warehouse import serving, serving_quality, serving_screens
+from warehouse import serving, serving_decisions, serving_overview, serving_quality, serving_screens
 from warehouse.home import Home, resolve_home
 from warehouse.status import read_status
 
@@ -61,7 +61,9 @@ def banner() -> None:
     elif pub is not None:
         refreshed = f" · last refresh ok at {status['finished_at']}" if status else ""
         warned = pub.get("checks_warned") or 0
-        st.caption(f"Data as of {as_of} · run {pub['run_id']} · checks: {pub.get('checks_passed')} passed, "
+        through = load(serving_screens.charges_through, serving_db())
+        st.caption(f"**Charges through {through or 'unknown'}** (the last day a bill or API invoice covers) · "
+                   f"published {as_of} · run {pub['run_id']} · checks: {pub.get('checks_passed')} passed, "
                    f"{warned} warnings (see Data quality) of {pub.get('checks_run')}{refreshed}")
 
 
@@ -70,7 +72,8 @@ def _cached(module: str, name: str, stamp: tuple[int, int, int], args: tuple[Any
             kwargs: dict[str, Any]) -> Any:
     # Only the reader modules are dispatched to: a cache key never names arbitrary code.
     readers = {"warehouse.serving": serving, "warehouse.serving_screens": serving_screens,
-               "warehouse.serving_quality": serving_quality}
+               "warehouse.serving_quality": serving_quality, "warehouse.serving_overview": serving_overview,
+               "warehouse.serving_decisions": serving_decisions}
     return getattr(readers[module], name)(*args, **kwargs)
 
 
@@ -134,9 +137,10 @@ def _inert_names(fig: Any) -> None:
 
 
 def plot(fig: Any, *, y_title: str | None = None, x_title: str | None = None, share: bool = False,
-         money: bool = False, height: int | None = None) -> None:
+         money: bool = False, height: int | None = None, margin_top: int = 110, legend_right: bool = False) -> None:
     """Draw a plotly figure the same way everywhere: months in order, plain numbers (never 1e-05), shares
-    from 0 as %, the legend above the plot so it never squeezes the chart at 1280 px."""
+    from 0 as %, the legend above the plot so it never squeezes the chart at 1280 px (or right of it, outside,
+    with `legend_right`, for a long legend)."""
     months = any(getattr(t, "x", None) is not None and len(t.x) and isinstance(t.x[0], str)
                  and len(t.x[0]) == 7 and t.x[0][4] == "-" for t in fig.data)
     if months:
@@ -157,8 +161,11 @@ def plot(fig: Any, *, y_title: str | None = None, x_title: str | None = None, sh
         if getattr(trace, "hovertemplate", None) and "%{y}" in trace.hovertemplate:
             # d3 ',.4~r': 4 significant digits in plain decimals, so 0.00002152 never shows as 2.152e-05.
             trace.hovertemplate = trace.hovertemplate.replace("%{y}", "%{y:.0%}" if share else "%{y:,.4~r}")
-    fig.update_layout(legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "title_text": ""},
-                      title={"y": 0.98, "yanchor": "top", "x": 0, "xanchor": "left"}, margin={"t": 110},
+    # A long legend (many offers) goes right of the plot, outside it, so it never covers the title or the data.
+    legend = ({"orientation": "v", "yanchor": "top", "y": 1, "xanchor": "left", "x": 1.02, "title_text": ""}
+              if legend_right else {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "title_text": ""})
+    fig.update_layout(legend=legend,
+                      title={"y": 0.98, "yanchor": "top", "x": 0, "xanchor": "left"}, margin={"t": margin_top},
                       **({"height": height} if height else {}))
     st.plotly_chart(fig, width="stretch")
 

@@ -14,15 +14,14 @@ from pathlib import Path
 
 import duckdb
 import typer
-from rich.console import Console
 
-from pipelines.cli_summary import checks_line, print_money_story, print_summary
-from warehouse import serving
+from pipelines.cli_summary import checks_line, print_money_story, print_summary, wide_console
+from warehouse import serving, serving_screens
 from warehouse.home import HOME_ENV, REPO_ROOT, Home, HomeError, resolve_home, resolve_inputs
 from warehouse.status import read_status
 
 app = typer.Typer(help="GPU Ledger: what each GPU workload costs per accepted output.", no_args_is_help=True)
-console = Console()
+console = wide_console()
 
 
 def _home(home: Path | None, create: bool = False) -> Home:
@@ -128,11 +127,11 @@ def _refresh_locked(paths: Home, inputs: Path, *, full_refresh: bool, backfill_f
     # dagster-dbt echoes every dbt event to stdout; the console shows the summary, the log keeps it all.
     # A persistent instance per home: `dagster dev` (DAGSTER_HOME=HOME/dagster, `make dev`) shows every
     # run, asset materialization and check result the CLI records.
-    from pipelines.dagster_storage import write_instance_yaml
+    from pipelines.dagster_storage import home_instance
 
-    write_instance_yaml(paths.dagster)  # Dagster's SQLite event log, engines kept open (a third of a refresh)
+    # Dagster's SQLite event log, engines kept open (a third of a refresh), paths relative to HOME/dagster.
     with open(log_path, "w") as log, contextlib.redirect_stdout(log), sigterm_kept(), \
-            dg.DagsterInstance.local_temp(tempdir=str(paths.dagster)) as instance:
+            home_instance(paths.dagster) as instance:
         began = time.monotonic()
         result = job.execute_in_process(
             instance=instance, raise_on_error=False, asset_selection=selection,
@@ -264,6 +263,13 @@ def report(
                         *serving.distinct(paths.serving_db, "fct_showback_monthly", "team_id")})
         if team not in known:
             _usage_error(f"--team {team}: no such team in the publication; teams: {', '.join(known)}", code=1)
+    if month is not None:
+        keys = serving.report_keys(paths.serving_db, team=team)
+        months = sorted({f"{m:%Y-%m}" for m in keys["period"]})
+        if month not in months:
+            who = f"team {team}" if team else "any team"
+            _usage_error(f"--month {month}: {who} has no cost in that month, so no report was written; months "
+                         f"published: {', '.join(months) or 'none'}", code=1)
     written = write_team_reports(paths.serving_db, paths.reports, team=team, month=month)
     for path in written:
         console.print(str(path))
@@ -298,10 +304,10 @@ def status(home: Path | None = typer.Option(None, help="warehouse home")) -> Non
     attempt, state = last.get("attempt") or {}, attempt_state(last)
     if state == "interrupted":
         console.print(f"last attempt: [red]INTERRUPTED[/red]: started {attempt.get('started_at')} (pid "
-                      f"{attempt.get('pid')}), never finished; its log: {attempt.get('log')}")
+                      f"{attempt.get('pid')}), never finished; its log: {paths.root / attempt['log'] if attempt.get('log') else None}")
     elif state == "running":
         console.print(f"refresh running since {attempt.get('started_at')} (pid {attempt.get('pid')}); "
-                      f"log: {attempt.get('log')}")
+                      f"log: {paths.root / attempt['log'] if attempt.get('log') else None}")
     if "ok" not in last:
         console.print("no refresh has finished in this home yet")
     else:
@@ -315,12 +321,14 @@ def status(home: Path | None = typer.Option(None, help="warehouse home")) -> Non
     failed = serving.query(paths.serving_db, "select check_name, status, detail from check_results "
                                              "where status <> 'pass' order by status, check_name")
     age = datetime.now(UTC).replace(tzinfo=None) - pub["published_at"]
+    through = serving_screens.charges_through(paths.serving_db)
+    console.print(f"charges through {through or 'unknown'} (the last day a bill or API invoice covers)")
     console.print(f"publication: run {pub['run_id']} at {pub['published_at']:%Y-%m-%d %H:%M} UTC "
                   f"({age.total_seconds() / 3600:.1f} h old)")
     console.print(checks_line({"run": pub["checks_run"], "pass": pub["checks_passed"], "warn": pub.get("checks_warned", 0),
                                "fail": pub.get("checks_failed", 0), "error": 0}))
     for name, check_status, detail in failed.itertuples(index=False):
-        console.print(f"  [yellow]{check_status}[/yellow] {name}: {detail}")
+        console.print(f"  [yellow]{check_status}[/yellow] {detail} ({name})")
     print_money_story(paths.serving_db)
     print_open_alerts(console, paths.root)
 
@@ -350,7 +358,11 @@ def rejects(
         con.close()
     table = Table(title=f"{len(rows)} rejects")
     for col in ("source", "file", "line", "rule", "column", "value", "message"):
-        table.add_column(col)
+        # A file name is never cut or wrapped: its column is as wide as the longest name.
+        if col == "file":
+            table.add_column(col, no_wrap=True, overflow="fold", min_width=max((len(str(r[1])) for r in rows), default=4))
+        else:
+            table.add_column(col, overflow="fold")
     for r in rows:
         table.add_row(*["" if v is None else str(v) for v in r])
     console.print(table)
@@ -390,6 +402,11 @@ def export_focus_command(
         written = export_focus(paths.serving_db, out, fmt=format, month=month)
     except serving.NotPublished as exc:
         _usage_error(str(exc), code=1)
+    if not written:
+        periods = sorted(f"{m:%Y-%m}" for m in serving.distinct(paths.serving_db, "ledger_focus", "BillingPeriodStart"))
+        _usage_error(f"--month {month}: no ledger line in that billing period, so nothing was exported; periods "
+                     f"published: {', '.join(periods) or 'none'}" if month else
+                     "the published ledger has no line to export", code=1)
     console.print("\n".join([*map(str, written), f"{len(written)} files written"]))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 
 import duckdb
@@ -13,7 +15,15 @@ from warehouse import serving
 from warehouse.home import Home
 from warehouse.publish import check_counts
 
-console = Console()
+
+
+def wide_console() -> Console:
+    """A console as wide as the terminal; piped or captured output (no terminal) gets COLUMNS or 200 columns,
+    never rich's 80, so tables and file names are not wrapped or cut for want of a terminal."""
+    return Console(width=None if sys.stdout.isatty() else shutil.get_terminal_size((200, 24)).columns)
+
+
+console = wide_console()
 
 
 def checks_line(c: dict[str, int]) -> str:

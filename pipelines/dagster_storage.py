@@ -16,6 +16,7 @@ schema, so `dagster dev` on the home (HOME/dagster/dagster.yaml) reads them as u
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,12 +37,17 @@ INSTANCE_YAML = """\
 # Written by gpu-ledger (pipelines/dagster_storage.py): the home's Dagster instance, used by
 # `gpu-ledger run` and by `make dev` (DAGSTER_HOME=HOME/dagster). Dagster's SQLite event log with
 # its engines kept open per shard (one engine per event was a third of a refresh's time).
+# base_dir is relative to DAGSTER_HOME (this folder), so a copied or moved home keeps its own history.
 event_log_storage:
   module: pipelines.dagster_storage
   class: PooledSqliteEventLogStorage
   config:
     base_dir: {base_dir}
+# Dagster's anonymous usage statistics are off; set `enabled: true` to send them (README, HOME/dagster).
+telemetry:
+  enabled: false
 """
+RUNS_DIR = "history/runs"  # Dagster's default place, relative to the instance folder
 
 
 class PooledSqliteEventLogStorage(SqliteEventLogStorage):
@@ -50,7 +56,7 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
     def __init__(self, base_dir: str, inst_data: Any = None) -> None:
         self._engines: OrderedDict[str, Engine] = OrderedDict()
         self._tables: set[str] = set()
-        super().__init__(base_dir, inst_data=inst_data)
+        super().__init__(str(resolve_base_dir(base_dir)), inst_data=inst_data)
 
     @classmethod
     def from_config_value(cls, inst_data: Any, config_value: dict[str, Any]) -> PooledSqliteEventLogStorage:
@@ -111,13 +117,46 @@ def _wal(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def resolve_base_dir(base_dir: str) -> Path:
+    """An absolute base_dir as given; a relative one (what the home's dagster.yaml holds) under DAGSTER_HOME,
+    the instance folder both `dagster dev` (`make dev`) and `gpu-ledger run` set."""
+    path = Path(base_dir)
+    if path.is_absolute():
+        return path
+    home = os.environ.get("DAGSTER_HOME")
+    if not home:
+        raise ValueError(f"event log base_dir {base_dir!r} is relative to DAGSTER_HOME, which is not set: "
+                         "set DAGSTER_HOME to the home's dagster folder (make dev does)")
+    return Path(home) / path
+
+
 def write_instance_yaml(instance_dir: Path) -> Path:
-    """HOME/dagster/dagster.yaml naming this storage (rewritten when its text changed)."""
+    """HOME/dagster/dagster.yaml naming this storage and turning telemetry off (rewritten when its text
+    changed); every path in it is relative to the instance folder."""
     path = instance_dir / "dagster.yaml"
-    text = INSTANCE_YAML.format(base_dir=str(instance_dir / "history" / "runs"))  # Dagster's default place
+    text = INSTANCE_YAML.format(base_dir=RUNS_DIR)
     if not path.exists() or path.read_text() != text:
         instance_dir.mkdir(parents=True, exist_ok=True)
         part = path.with_name(".dagster.yaml.part")
         part.write_text(text)
         part.replace(path)
     return path
+
+
+@contextmanager
+def home_instance(instance_dir: Path) -> Iterator[Any]:
+    """The home's Dagster instance (HOME/dagster): its dagster.yaml written, DAGSTER_HOME set to it while the
+    instance is open (its relative paths resolve there), then restored."""
+    import dagster as dg
+
+    write_instance_yaml(instance_dir)
+    saved = os.environ.get("DAGSTER_HOME")
+    os.environ["DAGSTER_HOME"] = str(instance_dir)
+    try:
+        with dg.DagsterInstance.local_temp(tempdir=str(instance_dir)) as instance:
+            yield instance
+    finally:
+        if saved is None:
+            os.environ.pop("DAGSTER_HOME", None)
+        else:
+            os.environ["DAGSTER_HOME"] = saved

@@ -50,7 +50,9 @@ def lock_refusal(events: Iterable[Any]) -> str | None:
 
 def record_start(home: Path, log_path: Path) -> None:
     """An in-process refresh starts (this process, this log)."""
-    write_attempt(home, {"state": "running", "pid": os.getpid(), "started_at": now_utc(), "log": str(log_path)})
+    # Relative to the home, so a copied or moved home still names its own log.
+    log = log_path.relative_to(home) if log_path.is_relative_to(home) else log_path
+    write_attempt(home, {"state": "running", "pid": os.getpid(), "started_at": now_utc(), "log": str(log)})
 
 
 def _finish_attempt(home: Path, run_id: str, state: str, attempt: dict | None) -> dict:

@@ -67,9 +67,40 @@ COLUMN_LABELS = {
     "chargeback_total": "Chargeback ({c})", "showback_total": "All-in showback ({c})",
     "budget_remaining_chargeback": "Budget left after chargeback ({c})",
     "budget_remaining_showback": "Budget left after all-in showback ({c})",
+    # Workload unit costs and their components.
+    "workload_id": "Workload", "workload_type": "Workload type", "unit_of_success": "Unit of success",
+    "all_in_cost": "All-in cost ({c})", "gpu_compute": "GPU compute ({c})", "storage": "Storage ({c})",
+    "network": "Network ({c})", "checkpointing": "Checkpointing ({c})", "serving_stack": "Serving stack ({c})",
+    "observability": "Observability ({c})", "platform_labor": "Platform labour ({c})",
+    "idle_capacity": "Idle capacity ({c})", "retry_waste": "Retry waste ({c})", "failure_waste": "Failure waste ({c})",
+    "queue_overhead": "Queue overhead ({c})", "moderation_or_quality_filtering": "Moderation / quality filtering ({c})", "api_usage": "API usage ({c})",
+    "operator_review": "Operator review ({c})", "waste_cost": "Waste ({c})", "waste_share": "Waste share",
+    "naive_unit_cost": "Naive cost per produced output ({c})",
+    "effective_unit_cost": "All-in cost per accepted output ({c})",
+    # Anomalies and forecasts.
+    "day": "Day", "dimension": "Dimension", "dimension_value": "Series", "direction": "Direction",
+    "first_day": "First day", "last_day": "Last day", "series_days": "Days with cost", "status": "Status",
+    "root_cause": "Root cause", "score": "Score", "horizon": "Horizon", "method": "Method",
+    "forecast_month": "Month", "forecast": "Forecast ({c})", "budget_breach_date": "Budget breach date",
+    # GPU-hours, prices and checks.
+    "gpu_hours": "GPU-hours", "gpu_model": "GPU model", "provider": "Provider", "reason": "Reason",
+    "pricing_status": "Pricing status", "source_kind": "Source", "amount": "Amount ({c})", "teams": "Teams",
+    "price_per_gpu_hour": "Price per GPU-hour ({c})", "last_observed_at": "Last observed (UTC)",
+    "check_name": "Check", "severity": "Severity", "detail": "Detail", "target": "Checked table",
 }
 
 
 def column_label(column: str, currency: str | None) -> str:
     """'Chargeback (USD)' for total_cost; unknown columns keep their name with spaces."""
     return COLUMN_LABELS.get(column, column.replace("_", " ")).format(c=currency or "currency")
+
+
+def labelled(df: Any, currency: str | None = None) -> Any:
+    """A copy of a frame with every column named by `column_label` (the one label dictionary)."""
+    return df.rename(columns={c: column_label(c, currency) for c in df.columns})
+
+
+def value_label(name: str) -> str:
+    """A column or component name in words without its unit ('platform_labor' -> 'Platform labour'): for names
+    that appear as values (cost components, chart legends)."""
+    return column_label(name, None).replace(" (currency)", "")

@@ -23,11 +23,11 @@ from typing import Any
 
 import pandas as pd
 
-from reporting.formatting import column_label, exact, fmt_money, fmt_unit_cost
+from reporting.formatting import column_label, exact, fmt_money, fmt_unit_cost, value_label
 from reporting.safe_text import csv_cell
 from reporting.team_anomalies import team_anomalies_html
 from reporting.team_money import bridge_html, figures_html, team_bridge, write_index
-from warehouse import serving
+from warehouse import serving, serving_overview, serving_screens
 
 CHARGE_COMPONENTS = ("direct_cost", "shared_cost", "idle_cost", "unused_commitment", "api_cost", "credits", "tax")
 BASES = ("billed_cost", "amortised_cost")
@@ -43,7 +43,8 @@ table{font-size:12px}th,td{border:1px solid #d0d7de;padding:.25rem .4rem;text-al
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 th{background:#f6f8fa}svg{display:block;margin:.4rem 0}.note{color:#57606a;font-style:italic}
 table.figs td{vertical-align:top;width:33%}.fig{font-size:1.15rem;font-weight:600}.def{color:#57606a;font-size:.8rem}
-@media print{body{margin:0;max-width:none}h2{page-break-after:avoid}
+th,td{overflow-wrap:anywhere}section.block{break-inside:avoid;page-break-inside:avoid}
+@media print{body{margin:0;max-width:none}h2{page-break-after:avoid;break-after:avoid}table{font-size:10px}
 *{-webkit-print-color-adjust:exact;print-color-adjust:exact}}@page{size:A4;margin:15mm}
 """
 
@@ -130,6 +131,11 @@ def _team_month(path: Path, team: str, period: date) -> dict[str, Any]:
     if out["showback"] is not None:
         currencies = sorted(set(currencies) | set(out["showback"]["currency"]))
     out["figures"] = [team_bridge(out["charges"], out["showback"], c) for c in currencies]
+    try:  # idle cost and waste share from the all-in showback, idle included (owned sites' idle too)
+        out["waste"] = {c: serving_overview.idle_and_waste(path, team, period, c) for c in currencies}
+    except serving.NotPublished:
+        out["waste"] = {}
+    out["charges_through"] = serving_screens.charges_through(path)
     out["anomalies_html"] = team_anomalies_html(path, team, period)
     return out
 
@@ -186,10 +192,18 @@ def _html(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any]) ->
     sections = [f"<h1>Team cost report: {escape(team)} · {escape(period)}</h1>",
                 (f'<p class="meta">Built {datetime.now(UTC):%Y-%m-%d %H:%M} UTC from publication run '
                 f'{escape(str(pub.get("run_id")))}, published {escape(str(pub.get("published_at")))} UTC. '
-                "Amounts are rounded to cents here; the CSV beside this file has them exact.</p>")]
+                f"Charges through {escape(str(parts.get('charges_through') or 'unknown'))} (the last day a bill or API "
+                "invoice covers). Amounts are rounded to cents here; the CSV beside this file has them exact.</p>")]
     for f in parts["figures"]:
-        sections += [f"<h2>Invoice → Chargeback → All-in showback ({escape(f['currency'])})</h2>", figures_html(f),
+        sections += [f'<section class="block"><h2>Invoice → Chargeback → All-in showback ({escape(f["currency"])})</h2>',
+                     figures_html(f),
                      bridge_html(f) if parts.get("showback") is not None else _missing(parts, "showback")]
+        waste = parts.get("waste", {}).get(f["currency"])
+        if waste is not None:
+            share = f"{float(waste['waste'] / waste['all_in']):.1%}" if waste["all_in"] else "n/a"
+            sections.append(f'<p>Idle cost: {escape(fmt_money(waste["idle"], f["currency"]))} · waste share (idle + '
+                            f"retries + failures) of the all-in showback: {escape(share)}</p>")
+        sections.append("</section>")
     sections.append("<h2>Chargeback</h2>")
     if charges.empty:
         sections.append('<p class="note">No invoice lines or API spend were charged to this team this month; its '
@@ -216,7 +230,8 @@ def _html(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any]) ->
     if showback is not None and not showback.empty:
         sections.append("<h2>All-in showback by component</h2>")
         cols = ["currency", "source", "bridge_step", "component", "cost_basis", "amount"]
-        sections.append(_html_table(showback[cols], {"amount"}))
+        named = showback[cols].assign(component=showback["component"].map(value_label))  # words, not column names
+        sections.append(_html_table(named, {"amount"}))
     sections.append("<h2>Unit cost of the team's workloads</h2>")
     units = parts.get("units")
     if units is None:

@@ -290,11 +290,14 @@ def money_story(path: Path) -> pd.DataFrame:
     return total.join(f.groupby("currency")["basis"].min()).reset_index()
 
 
-def unpriced_gpu_hours(path: Path) -> pd.DataFrame:
-    """GPU-hours no bill line, price or owned-hardware rate covers, by reason (largest first)."""
-    require(path, "fct_off_bill_usage", ["pricing_status", "reason", "gpu_hours"])
+def unpriced_gpu_hours(path: Path, team: str | None = None, month: date | None = None) -> pd.DataFrame:
+    """GPU-hours no bill line, price or owned-hardware rate covers, by reason (largest first), for an optional
+    team and month."""
+    require(path, "fct_off_bill_usage", ["pricing_status", "reason", "gpu_hours", "team_id", "day"])
     return query(path, "select reason, sum(gpu_hours) as gpu_hours from fct_off_bill_usage "
-                       "where pricing_status = 'unpriced' group by all order by gpu_hours desc, reason")
+                       "where pricing_status = 'unpriced' and (?::varchar is null or team_id = ?) "
+                       "and (?::date is null or cast(date_trunc('month', day) as date) = ?::date) "
+                       "group by all order by gpu_hours desc, reason", [team, team, month, month])
 
 
 def figures(path: Path, team: str | None = None, start: date | None = None, end: date | None = None,

@@ -7,6 +7,7 @@ as parameters, identifiers only from the fixed dictionaries below, money kept as
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +28,11 @@ FILTER_SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
     "candidates": (("fct_candidate_comparison", ("select w.team_id as team, c.workload_id as workload, "
                     "null::date as month, c.currency from fct_candidate_comparison c "
                     "left join dim_workload w using (workload_id)")),),
+    # Anomalies and forecasts: the team series the detector watches and the teams forecast, per currency.
+    "anomalies": (("fct_anomaly_coverage", ("select dimension_value as team, null::varchar as workload, "
+                   "null::date as month, currency from fct_anomaly_coverage where dimension = 'team'")),
+                  ("fct_spend_forecast", ("select team_id, null::varchar, null::date, currency "
+                   "from fct_spend_forecast"))),
     "prices": (("fct_gpu_price_history", ("select null::varchar as team, null::varchar as workload, "
                 "null::date as month, currency from fct_gpu_price_history")),),
 }
@@ -98,3 +104,21 @@ def stale_by_provider(path: Path, max_age_days: int = 7) -> pd.DataFrame:
         from fct_gpu_price_history
         where valid_to is null and last_observed_at < {_published_at_sql()} - to_days(?::integer)
         group by provider order by stale_prices desc, provider""", [max_age_days])
+
+
+def charges_through(path: Path) -> date | None:
+    """The last day any charge covers: the latest bill line's charge period (its end is exclusive) or API
+    spend day; None when neither is published. The banner, `status` and reports say 'charges through <day>'
+    so a fresh publication of old charges never looks current."""
+    published = schema(path)
+    parts = []
+    if "ledger_focus" in published and "chargeperiodend" in published["ledger_focus"]:
+        parts.append("select cast(max(ChargePeriodEnd) - interval 1 microsecond as date) as d from ledger_focus")
+    elif "ledger_focus" in published and "chargeperiodstart" in published["ledger_focus"]:
+        parts.append("select cast(max(ChargePeriodStart) as date) as d from ledger_focus")
+    if "fct_api_spend_daily" in published:
+        parts.append("select max(day) as d from fct_api_spend_daily")
+    if not parts:
+        return None
+    value = query(path, f"select max(d) as d from ({' union all '.join(parts)})")["d"].iloc[0]
+    return None if value is None or pd.isna(value) else pd.Timestamp(value).date()

@@ -11,8 +11,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboards import ui
-from reporting.formatting import fmt_money
+from dashboards import filters, ui
+from reporting.formatting import fmt_money, labelled
 from reporting.safe_text import md_text
 from warehouse import serving_anomalies as readers
 
@@ -69,8 +69,19 @@ st.caption("A day is an anomaly when its cost leaves the band of the previous 28
            "and moves by at least the policy's minimum amount and percentage (registry policy anomaly_detection). "
            "Series with fewer than 7 days of history in their window say 'not enough history' instead of guessing.")
 
-anomalies = load(readers.anomalies, path)
-coverage = load(readers.coverage, path)
+sel = filters.shared(path, "anomalies", use=("team", "currency"))
+team, currency = sel.team, sel.currency
+st.caption(f"Showing {('team ' + md_text(team) + ' (its own series and its workloads)') if team else 'every team'}"
+           f"{', ' + currency if currency else ''}; provider, service and GPU-model series are company-wide and "
+           "shown only without a team filter. Amounts are never added across currencies.")
+
+
+def _in_currency(df: pd.DataFrame) -> pd.DataFrame:
+    return df[df["currency"] == currency] if currency and not df.empty and "currency" in df else df
+
+
+anomalies = _in_currency(load(readers.anomalies, path, team))
+coverage = _in_currency(load(readers.coverage, path, team))
 if anomalies.empty and coverage.empty:
     st.info("Not published yet: fct_cost_anomalies. This page fills in once a refresh publishes it.")
 else:
@@ -91,21 +102,21 @@ else:
         st.success("No anomaly: every monitored series stayed inside its expected band.")
     else:
         table = pd.DataFrame({
-            "day": shown_anomalies["day"].astype(str),
-            "dimension": shown_anomalies["dimension"].map(lambda d: DIMENSIONS.get(d, d)),
-            "value": shown_anomalies["dimension_value"],
-            "direction": shown_anomalies["direction"],
-            "actual": [amount(v, c, d) for v, c, d in zip(shown_anomalies["actual"], shown_anomalies["currency"],
+            "Day": shown_anomalies["day"].astype(str),
+            "Dimension": shown_anomalies["dimension"].map(lambda d: DIMENSIONS.get(d, d)),
+            "Series": shown_anomalies["dimension_value"],
+            "Direction": shown_anomalies["direction"],
+            "Actual": [amount(v, c, d) for v, c, d in zip(shown_anomalies["actual"], shown_anomalies["currency"],
                                                           shown_anomalies["dimension"])],
-            "expected (band)": [f"{amount(e, c, d)} ({amount(lo, c, d)} .. {amount(hi, c, d)})" for e, lo, hi, c, d in
+            "Expected (band)": [f"{amount(e, c, d)} ({amount(lo, c, d)} .. {amount(hi, c, d)})" for e, lo, hi, c, d in
                                 zip(shown_anomalies["expected"], shown_anomalies["expected_low"],
                                     shown_anomalies["expected_high"], shown_anomalies["currency"],
                                     shown_anomalies["dimension"])],
-            "impact": [f"{amount(i, c, d)} ({p:+.0%})" if pd.notna(p) else amount(i, c, d) for i, p, c, d in
+            "Impact": [f"{amount(i, c, d)} ({p:+.0%})" if pd.notna(p) else amount(i, c, d) for i, p, c, d in
                        zip(shown_anomalies["impact_abs"], shown_anomalies["impact_pct"], shown_anomalies["currency"],
                            shown_anomalies["dimension"])],
-            "score": shown_anomalies["score"].map(lambda s: f"{s:.1f}"),
-            "root cause": shown_anomalies["root_cause"],
+            "Score": shown_anomalies["score"].map(lambda s: f"{s:.1f}"),
+            "Root cause": shown_anomalies["root_cause"],
         })
         ui.table(table, "cost_anomalies", raw=shown_anomalies)
         for _, row in shown_anomalies.head(MAX_CHARTS).iterrows():
@@ -123,11 +134,12 @@ else:
     if not short.empty:
         st.subheader("Not enough history")
         st.caption("These series have no day with enough history in its window: no anomaly is guessed for them.")
-        ui.table(short[["dimension", "dimension_value", "currency", "first_day", "last_day", "series_days"]]
-                 .astype(str), "anomaly_not_enough_history", raw=short)
+        shown_short = short[["dimension", "dimension_value", "currency", "first_day", "last_day", "series_days"]]
+        shown_short = shown_short.assign(dimension=shown_short["dimension"].map(lambda d: DIMENSIONS.get(d, d)))
+        ui.table(labelled(shown_short.astype(str)), "anomaly_not_enough_history", raw=short)
 
 st.subheader("Forecast: month-end and the next three months")
-forecasts = load(readers.forecasts, path)
+forecasts = _in_currency(load(readers.forecasts, path, team))
 if forecasts.empty:
     st.info("Not published yet: fct_spend_forecast.")
 else:
@@ -143,14 +155,14 @@ else:
             f"({fmt_money(r.forecast, r.currency)} vs budget {fmt_money(r.budget_monthly, r.currency)})"
             for r in breaches.itertuples(index=False)))
     shown = pd.DataFrame({
-        "team": rows["team_id"], "currency": rows["currency"], "month": rows["forecast_month"].map(ui.month),
-        "horizon": rows["horizon"], "method": rows["method"],
-        "forecast": [fmt_money(v, c) for v, c in zip(rows["forecast"], rows["currency"])],
-        "interval": [f"{fmt_money(lo, c)} .. {fmt_money(hi, c)}" for lo, hi, c in
+        "Team": rows["team_id"], "Currency": rows["currency"], "Month": rows["forecast_month"].map(ui.month),
+        "Horizon": rows["horizon"], "Method": rows["method"],
+        "Forecast": [fmt_money(v, c) for v, c in zip(rows["forecast"], rows["currency"])],
+        "Interval": [f"{fmt_money(lo, c)} .. {fmt_money(hi, c)}" for lo, hi, c in
                      zip(rows["forecast_low"], rows["forecast_high"], rows["currency"])],
-        "budget": [fmt_money(b, c) if pd.notna(b) else "no budget" for b, c in zip(rows["budget_monthly"],
+        "Budget": [fmt_money(b, c) if pd.notna(b) else "no budget" for b, c in zip(rows["budget_monthly"],
                                                                                    rows["currency"])],
-        "breach date": rows["budget_breach_date"].map(lambda d: str(d) if pd.notna(d) else ""),
+        "Budget breach date": rows["budget_breach_date"].map(lambda d: str(d) if pd.notna(d) else ""),
     })
     ui.table(shown, f"spend_forecast_{basis}", raw=rows)
     st.caption("Run-rate while the latest month is open (cost so far ÷ days observed × days of the month); the "

@@ -30,7 +30,7 @@ cur = currency or ""
 
 figures = ui.guard(serving.figures, path, team=team, start=month, end=month, currency=currency)
 money.three_figures(figures, currency, team)
-money.bridge(path, month, currency)
+money.bridge(path, month, currency, team)
 
 rows = ui.guard(serving.chargeback, path, team=team, month=month, currency=currency)
 if rows is not None:
@@ -98,8 +98,8 @@ elif budgets is not None:
     st.caption("No team budget in this currency for this selection.")
 
 st.subheader("Reconciliation to the invoice")
-st.caption("Per billing period and currency, exact to the cent: (1) Σ invoice share (billed_cost) vs Σ FOCUS "
-           "BilledCost; (2) Σ chargeback (total_cost) vs the invoice on the chargeback basis (BilledCost or "
+st.caption("Per billing period and currency, exact to the cent: (1) Σ the teams' invoice shares (billed) vs "
+           "Σ FOCUS BilledCost; (2) Σ chargeback vs the invoice on the chargeback basis (BilledCost or "
            "EffectiveCost) + API spend (its own invoice).")
 recon = ui.guard(serving.reconciliation, path)
 if recon is not None:

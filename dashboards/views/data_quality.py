@@ -5,6 +5,8 @@ no team answers to and credentials redacted at load; every check result."""
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -30,6 +32,20 @@ def _rows(found: pd.DataFrame) -> pd.DataFrame:
     return pd.json_normalize(parsed).astype(str).replace({"None": "", "nan": ""})
 
 
+STATUS = {"warn": "Warning", "fail": "Failed", "error": "Could not run"}
+SHOWN_ROWS = 20  # the page shows a few rows of a check; its CSV holds every row the check found
+
+
+def _title(row: Any) -> str:
+    """The check's title ('Bill above list price: 6 GPU bill lines'); a publication from before titles carried
+    dbt's own words ('Got 6 results, ...'), shown as the check's name in words and its count."""
+    found = re.match(r"Got (\d+) results?, configured to", str(row.detail))
+    if found:
+        name = re.sub(r"^(assert|focus_dq)_", "", str(row.check_name)).replace("_", " ")
+        return f"{name[:1].upper()}{name[1:]}: {int(found.group(1)):,} rows"
+    return str(row.detail)
+
+
 pub = ui.load(serving.publication, path)
 checks = ui.guard(serving.check_results, path)
 if pub is not None:
@@ -51,15 +67,16 @@ if checks is not None:
         st.warning(f"{warned} warnings and {len(not_passed) - warned} failed non-blocking checks of {len(checks)} "
                    "(a blocking failure would have withheld this publication). Open one for the rows it found.")
         for row in not_passed.itertuples(index=False):
-            # An expander label is Markdown; a check's detail can quote file, team or tag names.
-            with st.expander(f"{md_text(row.status.upper())} · {md_text(row.check_name)} ({md_text(row.target)}): "
-                             f"{md_text(row.detail)}"):
+            # An expander label is Markdown; a check's title can quote file, team or tag names.
+            with st.expander(f"{md_text(STATUS.get(row.status, row.status))} · {md_text(_title(row))}"):
+                st.caption(f"Check {md_text(row.check_name)} on {md_text(row.target)}.")
                 found = ui.guard(serving.check_failures, path, row.check_name)
                 if found is None or found.empty:
                     st.caption("No rows were published with this check.")
                 else:
-                    st.caption(f"The first {len(found)} rows it found (the check's own count is in its title).")
-                    ui.table(_rows(found), f"check_{row.check_name}", raw=found, printed_max=10)
+                    st.caption(f"{len(found):,} rows found; the first {min(len(found), SHOWN_ROWS)} are shown, the CSV "
+                               "holds them all.")
+                    ui.table(_rows(found.head(SHOWN_ROWS)), f"check_{row.check_name}", raw=found, printed_max=10)
 
 st.subheader("Stale prices")
 max_age = st.columns([1, 3])[0].number_input("Stale after (days)", min_value=1, max_value=3650, value=7, key="dq_age",

@@ -3,27 +3,61 @@ the others with the reason each is out), the memory fit of the workload and the 
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboards import filters, ui
+from dashboards import filters, gates, ui
 from reporting.formatting import fmt_money
 from reporting.safe_text import md_text
-from warehouse import serving
+from warehouse import serving, serving_decisions
 
 path = ui.serving_db()
 st.title("GPU decision")
-st.caption("Candidates are whole rentable instances or API routes, sized to production demand. Only candidates "
-           "that pass every gate (memory margin, latency SLO, quality) are ranked, by cost per accepted output.")
+st.caption("Every workload at equal demand: today's cost, the best route that passes every gate (memory margin, "
+           "latency SLO, quality) and costs less, or the cheapest route still pending evidence with the benchmark "
+           "that settles it. Open one workload below the table (or in the sidebar) for its candidates and gates.")
 
-sel = filters.shared(path, "candidates", use=("team", "workload", "currency"), required=("workload",))
+sel = filters.shared(path, "candidates", use=("team", "workload", "currency"))
 workload, cur = sel.workload, sel.currency or ""
+summary = ui.guard(serving_decisions.decision_summary, path, team=sel.team, currency=sel.currency)
+if summary is not None and not summary.empty:
+    switch = summary[summary["choice"] == "switch"]
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Workloads compared", f"{len(summary):,}")
+    c2.metric("With a cheaper route passing every gate", f"{len(switch):,}")
+    c3.metric(f"Saving per month if each switches ({cur})", fmt_money(sum(switch["monthly_savings"], Decimal(0)), cur))
+    CHOICE = {"switch": "switch", "pending evidence": "pending evidence", "keep today": "keep today's setup"}
+    table = pd.DataFrame({
+        "Workload": summary["workload_id"], "Team": summary["team_id"].fillna(""),
+        f"Today per month ({cur})": [fmt_money(v, None) for v in summary["today_monthly_cost"]],
+        "Best option at equal demand": [f"{CHOICE.get(c, c)}: {b}" if isinstance(b, str) else CHOICE.get(c, c)
+                                        for c, b in zip(summary["choice"], summary["best_candidate"])],
+        f"Saving per month ({cur})": [fmt_money(v, None) for v in summary["monthly_savings"]],
+        "Saving per output": [f"{ui.unit_cost(v, cur)} per {u}" if pd.notna(v) else "n/a"
+                              for v, u in zip(summary["saving_per_output"], summary["unit_of_success"])],
+        "Evidence grade": summary["evidence"].fillna("none"),
+        "Next benchmark": summary["next_benchmark"].fillna("none needed"),
+    })
+    ui.table(table, "decision_summary", raw=summary)
+
+    def _open() -> None:
+        """The workload picked here becomes the shared Workload filter (kept on every page)."""
+        st.session_state[filters.store("workload")] = st.session_state["gd_open"] or ui.ALL
+
+    ids = summary["workload_id"].tolist()
+    st.session_state["gd_open"] = workload if workload in ids else None
+    st.selectbox("Open one workload's candidates and gates", ids, key="gd_open", index=None, on_change=_open,
+                 placeholder="Choose a workload")
+    st.caption("Saving per output = saving per month / the accepted outputs of the month every route is sized to. "
+               "Evidence grade: measured > same_gpu > projected > analogue > missing.")
 candidates = ui.guard(serving.workload_table, path, "fct_candidate_comparison", workload) if workload else None
 if candidates is not None and sel.currency and "currency" in candidates:
     candidates = candidates[candidates["currency"].isna() | (candidates["currency"] == sel.currency)]
-if workload is None and ui.guard(serving.require, path, "fct_candidate_comparison") is not None:
-    st.info("No candidates published yet.")
+if workload is not None:
+    st.header(f"{md_text(workload)}: candidates and gates")
 
 
 def _eligible(df: pd.DataFrame) -> pd.Series:
@@ -68,10 +102,9 @@ if candidates is not None and not candidates.empty:
             # Candidate names and evidence labels come from registries and benchmark files: shown literally.
             st.markdown(f"**Recommended route:** {md_text(best['candidate'])} · "
                         f"{md_text(ui.unit_cost(best['effective_unit_cost'], cur))} per {unit} · evidence: "
-                        f"{md_text(best.get('evidence') or 'n/a')} · gates passed: memory "
-                        f"({_pct(best.get('memory_margin_pct'))} margin), latency SLO "
-                        f"({md_text(best.get('latency_evidence') or 'n/a')}), quality "
-                        f"({md_text(best.get('quality_evidence') or 'n/a')})")
+                        f"{md_text(best.get('evidence') or 'n/a')}  \nGates (measured vs target): memory "
+                        f"{md_text(gates.memory(best))} · latency {md_text(gates.latency(best))} · quality "
+                        f"{md_text(gates.quality(best))}")
             if pd.notna(saving) and float(saving) < 0:
                 st.warning("The best eligible candidate costs more than today: keep today's setup.")
     for _, row in candidates[kinds == "missing_evidence"].iterrows():
@@ -88,8 +121,7 @@ if candidates is not None and not candidates.empty:
             f"Per month ({cur})": [fmt_money(v, None) for v in eligible["monthly_cost"]],
             f"Saving per month ({cur})": [fmt_money(v, None) for v in _col(eligible, "monthly_savings")],
             "Saving": [_pct(v) for v in _col(eligible, "savings_pct")],
-            "Memory margin": [_pct(v) for v in _col(eligible, "memory_margin_pct")],
-            "p95 latency (ms)": [f"{float(v):,.0f}" if pd.notna(v) else "n/a" for v in _col(eligible, "p95_latency_ms")],
+            **gates.columns(eligible),
         })
         ui.table(table, f"candidates_eligible_{workload}", raw=eligible)
     if not out.empty and st.toggle(f"Show the {len(out)} candidates that are out, with the reason each is out",
@@ -99,7 +131,7 @@ if candidates is not None and not candidates.empty:
             "Candidate": out["candidate"], "Why it is out": _col(out, "failed_gate").fillna("not ranked"),
             f"Per {unit} ({cur})": [ui.unit_cost(v, None) for v in out["effective_unit_cost"]],
             f"Per month ({cur})": [fmt_money(v, None) for v in out["monthly_cost"]],
-            "Evidence": _col(out, "evidence"),
+            "Evidence": _col(out, "evidence"), **gates.columns(out),
         })
         ui.table(table, f"candidates_out_{workload}", raw=out, printed_max=200)
     st.caption("Evidence: measured = a benchmark of this model on the same GPU, provider and count; same_gpu = "

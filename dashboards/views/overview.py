@@ -1,14 +1,21 @@
-"""Overview: the three figures (Invoice, Chargeback, All-in showback) with their bridge; invoice by team, provider,
-GPU model and all-in cost by workload type over time; unit costs; waste; unpriced GPU-hours."""
+"""Overview: what we spend, on what, and what to do. First screen: the three figures, the bridge between them as a
+waterfall, the all-in showback split by how it was measured (with a flag when one estimate dominates), idle cost,
+waste share, unpriced GPU-hours and the three largest actions; every figure follows the team and month filters.
+Below: invoice by team, provider, GPU model and all-in cost by workload type over time; unit costs; idle share."""
 
 from __future__ import annotations
+
+from decimal import Decimal
 
 import pandas as pd
 import plotly.express as px
 import streamlit as st
 
 from dashboards import filters, money, ui
+from reporting.formatting import fmt_money
+from reporting.safe_text import md_text
 from warehouse import serving
+from warehouse import serving_overview as overview
 
 path = ui.serving_db()
 st.title("Overview")
@@ -30,25 +37,68 @@ if provider is not None and by_team is not None:
     # The provider filter narrows the invoice only; chargeback and showback are per team, not per provider.
     invoice = money.total(by_team[by_team["currency"] == currency], "cost") or 0
     note = f" Provider filter: {provider} only; the other two figures cover every provider."
-money.three_figures(figures, currency, team, invoice=invoice, invoice_note=note)
-money.bridge(path, month, currency)
+scope = f"team {team}" if team else "company-wide"
+when = ui.month(month) if month else "every month"
+waste = ui.guard(overview.idle_and_waste, path, team=team, month=month, currency=currency)
+idle = (f"Idle cost ({cur})", fmt_money(waste["idle"], cur) if waste else "not published",
+        "GPU capacity paid for and not used: idle on bills, in run-priced pools and on owned sites.")
+money.three_figures(figures, currency, team, invoice=invoice, invoice_note=note, extra=idle)
 
+split = ui.guard(overview.showback_split, path, team=team, month=month, currency=currency)
+all_in = sum(split.values(), Decimal(0)) if split is not None else Decimal(0)
+left, right = st.columns([3, 2], gap="large")
+with left:
+    lines = money.bridge_lines(path, team, month, currency)
+    if lines:
+        money.waterfall(lines, cur, f"Invoice → Chargeback → All-in showback ({scope}, {when}, {cur})")
+    if split is not None:
+        st.markdown(f"**What the all-in showback is made of** ({md_text(scope)}, {when})")
+        ui.table(pd.DataFrame({
+            "Part": list(split), f"Amount ({cur})": [fmt_money(v, None) for v in split.values()],
+            "Share": [f"{float(v / all_in):.1%}" if all_in else "n/a" for v in split.values()]}),
+            f"showback_split_{team or 'company'}_{when}_{cur}",
+            raw=pd.DataFrame({"part": list(split), "amount": list(split.values()), "currency": cur}))
+with right:
+    st.markdown(f"**Largest actions** ({md_text(scope)}, {cur} a month)")
+    actions = ui.guard(overview.top_actions, path, team=team, currency=currency)
+    if actions is not None and actions.empty:
+        st.caption("No action found: no cheaper route passes its gates and no spend spike is open.")
+    elif actions is not None:
+        for i, a in enumerate(actions.itertuples(index=False), start=1):
+            value = fmt_money(a.monthly_value, a.currency)
+            if a.kind == "switch":
+                text = (f"**{value} a month**: switch {md_text(a.workload_id)} to {md_text(a.candidate)} "
+                        f"(evidence {md_text(a.evidence)}; every gate passes).")
+            elif a.kind == "benchmark":
+                text = (f"**{value} a month** if confirmed: benchmark {md_text(a.workload_id)} on "
+                        f"{md_text(a.candidate)}.")
+            else:
+                text = f"**{value}** above its band: investigate the spend spike of {md_text(a.candidate)} on {a.day}."
+            st.markdown(f"{i}. {text}")
+        st.caption("Savings at equal demand (GPU decision page, every workload there); spikes from the Anomalies page.")
+    top = ui.guard(overview.largest_estimate, path, team=team, month=month, currency=currency) if split else None
+    share = top["amount"] / all_in if top and all_in else Decimal(0)
+    if share > overview.DOMINANT_SHARE:
+        what = f"workload {top['name']}" if top["is_workload"] else f"team {top['name']}'s work without a workload"
+        st.warning(f"One estimate dominates: {float(share):.0%} of the all-in showback is the "
+                   f"{md_text(top['pricing_status'])} GPU work of {md_text(what)} "
+                   f"({top['gpu_hours']:,.0f} GPU-hours, {fmt_money(top['amount'], cur)}), not a bill.")
+money.bridge(path, month, currency, team)
+
+gaps = ui.guard(serving.unpriced_gpu_hours, path, team=team, month=month)
 col1, col2, col3 = st.columns(3)
+if waste is not None:
+    col1.metric("Waste share (idle + retries + failures)",
+                f"{float(waste['waste'] / waste['all_in']):.1%}" if waste["all_in"] else "n/a",
+                help="Idle, retry and failure cost over the all-in showback of this selection.")
+if gaps is not None:
+    col2.metric("Unpriced GPU-hours", f"{float(sum(gaps['gpu_hours'], 0.0)):,.1f} GPU-hours",
+                help="GPU-hours no bill line, price or owned-hardware rate covers in this selection; never counted "
+                     "as $0. Listed by reason on the Data quality page.")
 if by_team is not None:
     spend = by_team[(by_team["currency"] == currency) & (by_team["cost"] != 0)]
     # '(unallocated)', '(idle)' and '(none)' carry cost no team owns: they are not teams.
-    col1.metric("Teams on the invoice", int(spend.loc[~spend["team"].str.startswith("("), "team"].nunique()))
-if units is not None and not units.empty:
-    all_in = sum(units["all_in_cost"].dropna(), 0)
-    waste = sum(units["waste_cost"].dropna(), 0)
-    col2.metric("Waste share (idle + retries + failures)", f"{float(waste / all_in):.1%}" if all_in else "n/a",
-                help="Idle capacity, retry waste and failure waste over the all-in cost of every workload shown.")
-gaps = ui.guard(serving.unpriced_gpu_hours, path)
-if gaps is not None:
-    hours = float(sum(gaps["gpu_hours"], 0.0))
-    col3.metric("Unpriced GPU-hours", f"{hours:,.1f}",
-                help="GPU-hours no bill line, price or owned-hardware rate covers; never counted as $0. "
-                     "Listed by reason on the Data quality page.")
+    col3.metric("Teams on the invoice", int(spend.loc[~spend["team"].str.startswith("("), "team"].nunique()))
 
 st.subheader(f"Spend per month ({cur})")
 st.caption("Team, provider and GPU model: the invoice (BilledCost, by the bill line's tags). Workload type: the "
@@ -85,12 +135,14 @@ if units is not None and not units.empty:
     })
     ui.table(table, "unit_costs_latest", raw=latest)
 
-    share = ui.to_float(units.groupby("period", as_index=False)[["waste_cost", "all_in_cost"]].agg(
-        lambda s: sum(s.dropna(), 0)))
-    share["waste_share"] = share["waste_cost"] / share["all_in_cost"]
+
+by_month = ui.guard(overview.waste_by_month, path, team=team, month=month, currency=currency)
+if by_month is not None and not by_month.empty:
+    share = ui.to_float(by_month)
+    share["waste_share"] = [w / a if a else None for w, a in zip(share["waste"], share["all_in"])]
     share["month"] = share["period"].map(ui.month)
-    ui.plot(px.bar(share, x="month", y="waste_share", title="Waste share of all-in cost (idle + retries + failures)",
-                   labels={"waste_share": "Share of all-in cost", "month": "Month"}), share=True)
+    ui.plot(px.bar(share, x="month", y="waste_share", title=f"Waste share of the all-in showback, idle included "
+                   f"({scope})", labels={"waste_share": "Share of all-in showback", "month": "Month"}), share=True)
 
 util = ui.guard(serving.utilisation, path, team=team, start=month, end=month)
 if util is not None and not util.empty:

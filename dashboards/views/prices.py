@@ -60,11 +60,9 @@ elif current is not None:
     table = pd.DataFrame({
         "GPU model": current["gpu_model"], "Pricing": current["pricing_category"],
         f"Cheapest per GPU-hour ({cur})": [fmt_money(v, None) for v in current["price_per_gpu_hour"]],
-        f"Highest per GPU-hour ({cur})": [fmt_money(v, None) for v in current["highest_price"]],
         "Offers": current["offers"], "Cheapest at": current["provider"] + " " + current["sku"].fillna(""),
-        "Region": current["region"].fillna("—"), "Last observed": current["last_observed_at"].map(ui.fmt_time),
         "Age (days)": current["age_days"], "Stale": ["STALE" if s else "" for s in current["stale"]],
-    })
+    })  # highest price, region and observation time are in the CSV: seven columns fit 1440 px
     st.subheader(f"Current price per GPU model and pricing category ({cur})")
     ui.table(table, f"current_prices_{cur}", raw=current, printed_max=20)
 
@@ -85,10 +83,11 @@ elif current is not None:
             ends = hist.assign(valid_from=hist["valid_to"].fillna(pub.get("published_at") or hist["last_observed_at"]))
             steps = pd.concat([hist.assign(_start=1), ends.assign(_start=0)]).sort_values(
                 ["offer", "valid_from", "_start"])
+            # Markers too: an offer seen once is one point (a line needs two), and the cheapest offers often are.
             ui.plot(px.line(steps, x="valid_from", y="price_per_gpu_hour", color="offer", line_shape="hv",
-                            title=f"{ui.plot_text(gpu)}: price per GPU-hour over time ({cur})",
+                            markers=True, title=f"{ui.plot_text(gpu)}: price per GPU-hour over time ({cur})",
                             labels={"valid_from": "Valid from", "price_per_gpu_hour": f"{cur} per GPU-hour",
-                                    "offer": "Offer"}), money=True)
+                                    "offer": "Offer"}), money=True, legend_right=True, height=520)
             hist_table = pd.DataFrame({
                 "Provider": history["provider"], "SKU": history["sku"], "Region": history["region"].fillna("—"),
                 "Pricing": history["pricing_category"], "GPUs": history["gpu_count"],

@@ -77,4 +77,4 @@ else:
                                file_name=f"{row['month']}_{Path(row['csv']).name}", mime="text/csv", key="rp_csv",
                                on_click="ignore", icon=":material/download:")
         # The report is our own file (written by reporting.team_reports, team names escaped), not user input.
-        st.iframe(html, height=900)
+        st.iframe(html, height="content")  # the whole report, never cut after a section

@@ -7,13 +7,11 @@ import plotly.express as px
 import streamlit as st
 
 from dashboards import filters, ui
-from reporting.formatting import fmt_money
+from reporting.formatting import fmt_money, value_label
 from reporting.safe_text import md_text
 from warehouse import serving
 
-COMPONENT_LABELS = {c: c.replace("_", " ").capitalize() for c in serving.UNIT_COST_COMPONENTS}
-COMPONENT_LABELS.update({"gpu_compute": "GPU compute", "api_usage": "API usage", "platform_labor": "Platform labour",
-                         "moderation_or_quality_filtering": "Moderation / quality filtering"})
+COMPONENT_LABELS = {c: value_label(c) for c in (*serving.UNIT_COST_COMPONENTS, "api_usage")}  # the one dictionary
 
 path = ui.serving_db()
 st.title("Workloads")

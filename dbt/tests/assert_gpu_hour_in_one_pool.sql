@@ -1,6 +1,7 @@
 -- Catches one host's GPU-hour counted in two pools (docs/cost_model.md, "Physical GPUs"): in any hour, the
 -- pools that give the host capacity (scontrol node hours, GPU bill lines on it) and the pools its jobs,
 -- pods and telemetry are counted in must be one. Before, a node's telemetry pool sat beside its Slurm pool.
+{{ config(meta={'dagster': {'ref': {'name': 'int_gpu_node_hours'}}}) }}
 with pools as (
     select node_key as host_key, hour_start, pool_id from {{ ref('int_gpu_node_hours') }}
     union all

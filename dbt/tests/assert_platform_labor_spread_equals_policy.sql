@@ -3,7 +3,7 @@
 -- labour"): for every month with labour lines, the lines must add up to platform_labor_monthly x
 -- active days / days in the month, every line of the month must state the same days, and the days
 -- must lie in 1..days in the month (so the spread never exceeds the policy).
-{{ config(meta={'dagster': {'ref': {'name': 'fct_workload_cost_lines'}}}) }}
+{{ config(meta={'dagster': {'ref': {'name': 'int_workload_cost_lines'}}}) }}
 
 with lines as (
     select period, amount,

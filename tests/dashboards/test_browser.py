@@ -271,8 +271,10 @@ def _figures(home: Path, currency: str = "USD", team: str | None = None) -> list
 def _expected(home: Path, name: str) -> list[str]:
     """Texts a page must show, computed from the marts."""
     if name == "Overview":
-        waste = _one(home, "select sum(coalesce(idle_capacity, 0) + coalesce(retry_waste, 0) + coalesce(failure_waste, 0))"
-                           " / sum(all_in_cost) from fct_workload_unit_cost where currency = 'USD'")
+        # Waste share = idle (on bills, in pools, on owned sites) + retries + failures over the all-in showback.
+        waste = _one(home, "select sum(amount) filter (where component in ('idle_cost', 'idle_capacity', "
+                           "'retry_waste', 'failure_waste')) / sum(amount) from fct_showback_monthly "
+                           "where currency = 'USD'")
         return [*_figures(home), f"{float(waste):.1%}"]
     if name == "Workloads":
         return [fmt_money(v, "USD") for (v,) in _marts(home, "select all_in_cost from fct_workload_unit_cost "

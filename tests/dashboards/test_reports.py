@@ -150,3 +150,15 @@ def test_a_reading_block_shares_one_connection_and_one_publication(tmp_path: Pat
         assert int(serving.query(path, count)["n"][0]) == before
     assert len(opened) == 2  # the block opened one connection for its three queries
     assert int(serving.query(path, count)["n"][0]) == before - 1  # after the block: the new publication
+
+
+def test_report_says_how_far_charges_go_and_counts_idle_as_waste(serving_db: Path, tmp_path: Path) -> None:
+    write_team_reports(serving_db, tmp_path, team="search", month="2025-02")
+    html = (tmp_path / "2025-02" / "search.html").read_text()
+    # The fixture's charges run through 2025-02-03 (its API spend day; bill lines carry period starts only).
+    assert "Charges through 2025-02-03" in html
+    # search, February, USD: all-in = 600.50 + 1.25 (chargeback) + 30.00 (serving stack) + 25.00 (idle capacity)
+    # = 656.75; waste = the idle 25.00 -> 25 / 656.75 = 3.8 %.
+    assert "Idle cost: USD 25.00 · waste share (idle + retries + failures) of the all-in showback: 3.8%" in html
+    assert "platform_labor" not in html and "idle_capacity" not in html  # components named in words
+    assert "@media print" in html and "break-inside:avoid" in html

@@ -8,7 +8,8 @@ from pathlib import Path
 import dagster as dg
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 
-from pipelines.dagster_storage import MAX_OPEN_SHARDS, PooledSqliteEventLogStorage, write_instance_yaml
+from pipelines.dagster_storage import (MAX_OPEN_SHARDS, PooledSqliteEventLogStorage, home_instance,
+                                       write_instance_yaml)
 
 
 @dg.asset
@@ -23,9 +24,8 @@ def tiny_has_rows() -> dg.AssetCheckResult:
 
 def test_events_land_in_dagsters_own_files_and_engines_stay_bounded(tmp_path: Path) -> None:
     instance_dir = tmp_path / "dagster"
-    write_instance_yaml(instance_dir)
     runs = []
-    with dg.DagsterInstance.local_temp(tempdir=str(instance_dir)) as instance:
+    with home_instance(instance_dir) as instance:
         storage = instance.event_log_storage
         assert isinstance(storage, PooledSqliteEventLogStorage)
         for _ in range(MAX_OPEN_SHARDS + 4):
@@ -54,8 +54,26 @@ def test_events_land_in_dagsters_own_files_and_engines_stay_bounded(tmp_path: Pa
 
 def test_instance_yaml_is_rewritten_only_when_it_changes(tmp_path: Path) -> None:
     path = write_instance_yaml(tmp_path)
-    assert f"base_dir: {tmp_path / 'history' / 'runs'}" in path.read_text()
+    assert "base_dir: history/runs" in path.read_text()  # relative to the instance folder: a copied home works
+    assert "telemetry:\n  enabled: false" in path.read_text()
     stamp = path.stat().st_mtime_ns
     assert write_instance_yaml(tmp_path).stat().st_mtime_ns == stamp
     path.write_text("# edited\n")
     assert "PooledSqliteEventLogStorage" in write_instance_yaml(tmp_path).read_text()
+
+
+def test_a_copied_home_keeps_its_own_event_log(tmp_path: Path) -> None:
+    """A home copied elsewhere writes its runs under its own dagster folder, never the original's."""
+    import shutil
+
+    first = tmp_path / "first" / "dagster"
+    with home_instance(first) as instance:
+        assert dg.materialize([tiny], instance=instance).success
+    copy = tmp_path / "copy" / "dagster"
+    shutil.copytree(first, copy)
+    before = sorted(p.name for p in (first / "history" / "runs").glob("*.db"))
+    with home_instance(copy) as instance:
+        run = dg.materialize([tiny], instance=instance).run_id
+        assert Path(instance.event_log_storage._base_dir) == copy / "history" / "runs"
+    assert (copy / "history" / "runs" / f"{run}.db").exists()
+    assert sorted(p.name for p in (first / "history" / "runs").glob("*.db")) == before  # the original untouched

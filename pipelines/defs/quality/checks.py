@@ -82,7 +82,7 @@ def gx_suites(context: dg.AssetCheckExecutionContext, ledger: LedgerResource,
                 detail += " (no rows: the row rules had nothing to check)"
             # Each unmet expectation is one "failing row" of the suite: the page lists them one by one.
             record_check(writer, context.op_execution_context.run_id, suite.check_name, suite.target,
-                         suite.severity, status, detail, failures[:20])
+                         suite.severity, status, detail, failures)
         writer.execute("commit")
     finally:
         writer.close()

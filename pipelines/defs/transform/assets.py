@@ -16,6 +16,7 @@ from typing import Any
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
 
+from pipelines.check_titles import check_title
 from pipelines.dbt_entry import RUN_RESULTS_ONLY
 from pipelines.dbt_project import ledger_dbt, require_manifest
 from pipelines.engines import ENGINES, prepare_engine, publish_engine_marts
@@ -44,15 +45,16 @@ TRANSLATOR = LedgerTranslator(
 
 # dbt result status -> check status (warehouse.audit.CHECK_STATUSES); `skipped` means an upstream failed.
 DBT_STATUS = {"pass": "pass", "warn": "warn", "fail": "fail", "error": "error", "skipped": "error"}
-FAILING_ROWS_SHOWN = 5
+# Every row a test returns is kept (its CSV on the Data quality page holds them all; the page shows a few).
+FAILING_ROWS_KEPT = 100_000
 
 
 def _failing_rows(con: Any, compiled_sql: str | None) -> list[str]:
-    """A few rows a test returned, as JSON text, so a warning names what it found (best effort)."""
+    """The rows a test returned (up to FAILING_ROWS_KEPT), as JSON text, so a warning names what it found."""
     if not compiled_sql:
         return []
     try:
-        cur = con.execute(f"select * from ({compiled_sql}) as failing limit {FAILING_ROWS_SHOWN}")
+        cur = con.execute(f"select * from ({compiled_sql}) as failing limit {FAILING_ROWS_KEPT}")
         cols = [d[0] for d in cur.description]
         return [json.dumps(dict(zip(cols, row)), default=str) for row in cur.fetchall()]
     except Exception:  # noqa: BLE001 - the SQL of another engine, or a dropped relation: the count stays
@@ -61,6 +63,7 @@ def _failing_rows(con: Any, compiled_sql: str | None) -> list[str]:
 
 def _record_dbt_results(ledger: LedgerResource, run_id: str, results: dict[str, Any]) -> dict[str, int]:
     """Copy dbt test outcomes into audit.check_results (a `warn` stays a warning, never a pass)."""
+    nodes = json.loads(require_manifest().read_text()).get("nodes", {})  # descriptions and meta of the tests
     con = ledger.connect()
     counts = dict.fromkeys(("pass", "warn", "fail", "error"), 0)
     outcomes = []
@@ -73,7 +76,9 @@ def _record_dbt_results(ledger: LedgerResource, run_id: str, results: dict[str, 
             # A dbt `warn` comes from a warn-severity test; every other test blocks the publication.
             severity = "warn" if status == "warn" else "error"
             rows = _failing_rows(con, r.get("compiled_code")) if status in ("warn", "fail") else []
-            outcomes.append((uid.split(".")[2], severity, status, str(r.get("message") or r.get("status")), rows))
+            title = check_title(nodes.get(uid, {"name": uid.split(".")[2]}), status, r.get("failures"),
+                                str(r.get("message") or ""))
+            outcomes.append((uid.split(".")[2], severity, status, title, rows))
             counts[status] += 1
         # One transaction for ~260 outcomes instead of four commits each (the failing-row reads above
         # stay outside it: a query that errors would abort it).

@@ -935,6 +935,9 @@ final as (
         round(quality_acceptance, 4) as quality_acceptance,
         quality_evidence,
         quality_gate,
+        -- The gates' targets on every row, so a screen shows each gate as measured vs target.
+        gate_targets.memory_margin_min_pct,
+        gate_targets.quality_acceptance_min,
         passes_gates,
         -- Eligible = every gate passes and it costs less than today: a costlier route is never chosen.
         case when route_kind in ('current', 'missing_evidence') then cast(null as boolean)
@@ -947,6 +950,7 @@ final as (
     from statused
     left join (select workload_id as slo_workload_id, slo_ttft_ms, slo_tpot_ms, slo_e2el_ms from workloads) as slo
         on slo.slo_workload_id = statused.workload_id
+    cross join (select memory_margin_min_pct, quality_acceptance_min from policies) as gate_targets
 )
 
 select * from final
