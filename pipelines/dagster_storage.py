@@ -145,18 +145,12 @@ def write_instance_yaml(instance_dir: Path) -> Path:
 
 @contextmanager
 def home_instance(instance_dir: Path) -> Iterator[Any]:
-    """The home's Dagster instance (HOME/dagster): its dagster.yaml written, DAGSTER_HOME set to it while the
-    instance is open (its relative paths resolve there), then restored."""
+    """The home's Dagster instance (HOME/dagster) for an in-process run: its dagster.yaml written (paths relative,
+    for `dagster dev`), and the event log opened at this home's own folder, named absolutely for this process."""
     import dagster as dg
 
     write_instance_yaml(instance_dir)
-    saved = os.environ.get("DAGSTER_HOME")
-    os.environ["DAGSTER_HOME"] = str(instance_dir)
-    try:
-        with dg.DagsterInstance.local_temp(tempdir=str(instance_dir)) as instance:
-            yield instance
-    finally:
-        if saved is None:
-            os.environ.pop("DAGSTER_HOME", None)
-        else:
-            os.environ["DAGSTER_HOME"] = saved
+    here = {"event_log_storage": {"module": __name__, "class": PooledSqliteEventLogStorage.__name__,
+                                  "config": {"base_dir": str(instance_dir / RUNS_DIR)}}}
+    with dg.DagsterInstance.local_temp(tempdir=str(instance_dir), overrides=here) as instance:
+        yield instance

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import dagster as dg
+import pytest
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 
 from pipelines.dagster_storage import (MAX_OPEN_SHARDS, PooledSqliteEventLogStorage, home_instance,
@@ -77,3 +78,23 @@ def test_a_copied_home_keeps_its_own_event_log(tmp_path: Path) -> None:
         assert Path(instance.event_log_storage._base_dir) == copy / "history" / "runs"
     assert (copy / "history" / "runs" / f"{run}.db").exists()
     assert sorted(p.name for p in (first / "history" / "runs").glob("*.db")) == before  # the original untouched
+
+
+def test_dagster_dev_on_a_moved_home_reads_its_own_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make dev` opens the instance from dagster.yaml alone (DAGSTER_HOME=HOME/dagster): a moved home's
+    relative base_dir resolves inside it, and telemetry stays off."""
+    import shutil
+
+    first = tmp_path / "first" / "dagster"
+    with home_instance(first) as instance:
+        run = dg.materialize([tiny], instance=instance).run_id
+    moved = tmp_path / "moved" / "dagster"
+    shutil.move(str(tmp_path / "first"), str(tmp_path / "moved"))
+    monkeypatch.setenv("DAGSTER_HOME", str(moved))
+    instance = dg.DagsterInstance.from_config(str(moved))
+    try:
+        assert Path(instance.event_log_storage._base_dir) == moved / "history" / "runs"
+        assert instance.all_logs(run)  # the run recorded before the move is read from the moved folder
+        assert instance.telemetry_enabled is False
+    finally:
+        instance.dispose()
