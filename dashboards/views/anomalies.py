@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboards import filters, ui
+from dashboards import forecasts as forecast_view
 from reporting.formatting import fmt_money, labelled
 from reporting.safe_text import md_text
 from warehouse import serving_anomalies as readers
@@ -147,8 +148,8 @@ else:
         forecasts = forecasts.assign(basis="chargeback")
     basis = ui.pick("Forecast basis", sorted(set(forecasts["basis"])), key="forecast_basis", all_option=False,
                     fmt=lambda b: {"chargeback": "Chargeback", "showback": "All-in showback"}.get(b, b))
-    rows = forecasts[forecasts["basis"] == basis]
-    breaches = rows[rows["budget_breach_date"].notna()]
+    rows = forecast_view.assess(forecasts[forecasts["basis"] == basis])
+    breaches = rows[rows["budget_breach_date"].notna() & (rows["status"] != "not enough history")]
     if not breaches.empty:
         st.warning("Budget forecast to be exceeded: " + "; ".join(
             f"{md_text(r.team_id)} {ui.month(r.forecast_month)} on {r.budget_breach_date} "
@@ -157,15 +158,21 @@ else:
     shown = pd.DataFrame({
         "Team": rows["team_id"], "Currency": rows["currency"], "Month": rows["forecast_month"].map(ui.month),
         "Horizon": rows["horizon"], "Method": rows["method"],
-        "Forecast": [fmt_money(v, c) for v, c in zip(rows["forecast"], rows["currency"])],
-        "Interval": [f"{fmt_money(lo, c)} .. {fmt_money(hi, c)}" for lo, hi, c in
-                     zip(rows["forecast_low"], rows["forecast_high"], rows["currency"])],
+        "Forecast": [forecast_view.forecast_text(r) for r in rows.itertuples(index=False)],
+        "Interval": [forecast_view.interval_text(r) for r in rows.itertuples(index=False)],
         "Budget": [fmt_money(b, c) if pd.notna(b) else "no budget" for b, c in zip(rows["budget_monthly"],
                                                                                    rows["currency"])],
         "Budget breach date": rows["budget_breach_date"].map(lambda d: str(d) if pd.notna(d) else ""),
     })
-    ui.table(shown, f"spend_forecast_{basis}", raw=rows)
+    ui.table(shown, f"spend_forecast_{basis}", raw=rows.drop(columns=["low_shown"]))
+    label = {"chargeback": "chargeback", "showback": "all-in showback"}.get(basis, basis)
+    series = list(rows.groupby(["team_id", "currency"], sort=True))
+    for (team_id, cur_id), one in series[:MAX_CHARTS]:
+        forecast_view.chart(one, team_id, cur_id, label)
+    if len(series) > MAX_CHARTS:
+        st.caption(f"Charts for the first {MAX_CHARTS} teams; choose a team in the sidebar for its own chart.")
     st.caption("Run-rate while the latest month is open (cost so far ÷ days observed × days of the month); the "
                "mean of the last complete months once it is complete. Interval: ± the spread of past monthly "
-               "totals, or of the month's daily cost when there is less history. Breach date: the first day the "
-               "month's cost exceeds the budget at an even daily rate.")
+               "totals, or of the month's daily cost when there is less history, never below zero; 'unknown' when "
+               f"that spread is not measured. Fewer than {forecast_view.MIN_DAYS} observed days: not enough history, "
+               "no forecast. Breach date: the first day the month's cost exceeds the budget at an even daily rate.")
