@@ -109,7 +109,6 @@ def _refresh_locked(paths: Home, inputs: Path, *, full_refresh: bool, backfill_f
     from pipelines.dbt_project import parse_manifest
 
     parse_manifest()  # re-parses only when the dbt project changed since the last parse
-    import dagster as dg
 
     from pipelines.definitions import defs
     from pipelines.defs.transform.assets import ledger_dbt_assets
@@ -339,8 +338,7 @@ def rejects(
     source: str | None = typer.Option(None, help="only this source family"),
 ) -> None:
     """List quarantined rows and files (from the working database)."""
-    from rich.table import Table
-
+    from pipelines.cli_alerts import print_rejects
     from sources.catalog import FAMILIES
 
     if source is not None and source not in FAMILIES:
@@ -348,24 +346,7 @@ def rejects(
     paths = _home(home)
     if not paths.ledger_db.exists():
         _usage_error(f"no working database in {paths.root}: run `gpu-ledger run` first", code=1)
-    con = duckdb.connect(str(paths.ledger_db), read_only=True)
-    try:
-        rows = con.execute(
-            "select source_family, file_name, line, rule, column_name, value, message from audit.dq_rejects "
-            "where ? is null or source_family = ? order by source_family, file_name, line", [source, source]
-        ).fetchall()
-    finally:
-        con.close()
-    table = Table(title=f"{len(rows)} rejects")
-    for col in ("source", "file", "line", "rule", "column", "value", "message"):
-        # A file name is never cut or wrapped: its column is as wide as the longest name.
-        if col == "file":
-            table.add_column(col, no_wrap=True, overflow="fold", min_width=max((len(str(r[1])) for r in rows), default=4))
-        else:
-            table.add_column(col, overflow="fold")
-    for r in rows:
-        table.add_row(*["" if v is None else str(v) for v in r])
-    console.print(table)
+    print_rejects(console, paths.ledger_db, source)
 
 
 @app.command()

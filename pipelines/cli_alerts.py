@@ -1,4 +1,5 @@
-"""`gpu-ledger status`: the open spend alerts (HOME/alerts.json, written by warehouse/alerts.py)."""
+"""`gpu-ledger status` and `rejects`: the open spend alerts (HOME/alerts.json, written by warehouse/alerts.py)
+and the quarantined rows."""
 
 from __future__ import annotations
 
@@ -26,3 +27,28 @@ def print_open_alerts(console: Console, home: Path, newest: int = NEWEST) -> int
     if len(alerts) > newest:
         console.print(f"  ... and {len(alerts) - newest} more in {home / 'alerts.json'}")
     return len(alerts)
+
+
+def print_rejects(console: Console, ledger_db: Path, source: str | None) -> None:
+    """`gpu-ledger rejects`: the quarantined rows of audit.dq_rejects, every file name whole."""
+    import duckdb
+    from rich.table import Table
+
+    con = duckdb.connect(str(ledger_db), read_only=True)
+    try:
+        rows = con.execute(
+            "select source_family, file_name, line, rule, column_name, value, message from audit.dq_rejects "
+            "where ? is null or source_family = ? order by source_family, file_name, line", [source, source]
+        ).fetchall()
+    finally:
+        con.close()
+    table = Table(title=f"{len(rows)} rejects")
+    for col in ("source", "file", "line", "rule", "column", "value", "message"):
+        # A file name is never cut or wrapped: its column is as wide as the longest name.
+        if col == "file":
+            table.add_column(col, no_wrap=True, overflow="fold", min_width=max((len(str(r[1])) for r in rows), default=4))
+        else:
+            table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(*["" if v is None else str(v) for v in r])
+    console.print(table)

@@ -16,7 +16,6 @@ from warehouse.home import Home
 from warehouse.publish import check_counts
 
 
-
 def wide_console() -> Console:
     """A console as wide as the terminal; piped or captured output (no terminal) gets COLUMNS or 200 columns,
     never rich's 80, so tables and file names are not wrapped or cut for want of a terminal."""

@@ -1,7 +1,7 @@
 -- Catches a day and provider where the proxy log's API spend differs from the provider's cost
 -- report by more than var('api_recon_tolerance') (default 5%): unlogged traffic, keys outside the
 -- proxy, or a stale price catalog. Only days and providers present in both are compared.
-{{ config(severity='warn', meta={'dagster': {'ref': {'name': 'fct_api_spend_daily'}}}) }}
+{{ config(severity='warn', meta={'title': 'API spend differs from the provider cost report', 'counts': 'provider-days', 'dagster': {'ref': {'name': 'fct_api_spend_daily'}}}) }}
 with logged as (
     select day, provider, currency, sum(cost) as logged_cost
     from {{ ref('fct_api_spend_daily') }}

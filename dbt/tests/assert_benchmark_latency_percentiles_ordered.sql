@@ -1,6 +1,6 @@
 -- Catches latency percentiles out of order (p50 > p95 or p95 > p99, where present): swapped
 -- columns or unit mix-ups. Real files can round, hence a warning.
-{{ config(severity='warn') }}
+{{ config(severity='warn', meta={'title': 'Benchmark latency percentiles out of order', 'counts': 'benchmark runs'}) }}
 select run_id, metric, p50, p95, p99
 from (
     select run_id, 'ttft' as metric, ttft_ms_p50 as p50, ttft_ms_p95 as p95, ttft_ms_p99 as p99 from {{ ref('fct_benchmark_runs') }}

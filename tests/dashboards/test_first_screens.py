@@ -19,8 +19,18 @@ from pathlib import Path
 import pytest
 
 from reporting.formatting import fmt_money
-from tests.dashboards.test_browser import (CHROMIUM_ARGS, CHROMIUM, _choose, _marts, _no_exceptions, _one, _open,
-                                           _settled, _start_streamlit, _wait_texts)
+from tests.dashboards.test_browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    _choose,
+    _marts,
+    _no_exceptions,
+    _one,
+    _open,
+    _settled,
+    _start_streamlit,
+    _wait_texts,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -98,7 +108,7 @@ def _headlines(home: Path, title: str) -> list[str]:
         showback = _one(home, "select sum(amount) from fct_showback_monthly where currency = 'USD'")
         idle = _one(home, "select sum(amount) from fct_showback_monthly where currency = 'USD' "
                           "and component in ('idle_cost', 'idle_capacity')")
-        return [fmt_money(showback, "USD"), f"Idle cost (USD)", fmt_money(idle, "USD"), "Largest actions"]
+        return [fmt_money(showback, "USD"), "Idle cost (USD)", fmt_money(idle, "USD"), "Largest actions"]
     if title == "GPU decision":
         return ["Workloads compared", "Best option at equal demand", "Saving per month (USD)", "Evidence grade",
                 "Next benchmark"]
@@ -120,8 +130,8 @@ def test_first_screen(page: object, app_url: str, home: Path, shots: Path, path:
     assert not missing, f"not on the first screen: {missing}\n{first[:3000]}"
     text = page.inner_text('[data-testid="stMain"]')
     named = [name for name in FORBIDDEN if name in text]
-    assert not named, [re.search(f".{{60}}{re.escape(n)}.{{30}}", text, re.S) for n in named]
-    assert not RAW_VALUES.search(text), re.search(r".{60}(NaN|nan|None|0E-\d).{20}", text, re.S)
+    assert not named, [re.search(f".{{60}}{re.escape(n)}.{{30}}", text, re.DOTALL) for n in named]
+    assert not RAW_VALUES.search(text), re.search(r".{60}(NaN|nan|None|0E-\d).{20}", text, re.DOTALL)
     assert _too_wide(page) == []
     name = path or "overview"
     page.screenshot(path=str(shots / f"{name}_first_screen.png"))

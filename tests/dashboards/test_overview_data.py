@@ -7,7 +7,8 @@ from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
-from warehouse import serving, serving_overview as overview
+from warehouse import serving
+from warehouse import serving_overview as overview
 
 JAN, FEB = date(2025, 1, 1), date(2025, 2, 1)
 

@@ -1,4 +1,4 @@
-"""Check titles in words from the dbt test's yml description and meta.counts."""
+"""Check titles in words from the dbt test's meta (title, counts) in its config."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def _node(name: str) -> dict:
     return next(n for n in nodes.values() if n["resource_type"] == "test" and n["name"] == name)
 
 
-def test_a_warning_is_titled_from_its_yml_description() -> None:
+def test_a_warning_is_titled_from_its_meta() -> None:
     node = _node("assert_bill_not_above_list_price")
     assert check_title(node, "warn", 6, "Got 6 results, configured to warn if != 0") == \
         "Bill above list price: 6 GPU bill lines"
@@ -26,7 +26,7 @@ def test_every_singular_warning_has_a_title() -> None:
     warn = [n for n in nodes if n["resource_type"] == "test" and not n.get("test_metadata")
             and n["config"].get("severity", "").lower() == "warn"]
     assert len(warn) >= 10
-    untitled = [n["name"] for n in warn if not n.get("description") or "counts" not in n["config"].get("meta", {})]
+    untitled = [n["name"] for n in warn if not {"title", "counts"} <= set(n["config"].get("meta", {}))]
     assert untitled == []
 
 

@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 def _cli(*args: str) -> subprocess.CompletedProcess:
     """The installed command as a user runs it, its output piped (no terminal) and no COLUMNS set."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *args], cwd=REPO, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "pipelines.cli", *args], cwd=REPO, env=env, capture_output=True, check=False,
                           text=True, timeout=120)
 
 

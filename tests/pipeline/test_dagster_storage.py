@@ -9,8 +9,12 @@ import dagster as dg
 import pytest
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 
-from pipelines.dagster_storage import (MAX_OPEN_SHARDS, PooledSqliteEventLogStorage, home_instance,
-                                       write_instance_yaml)
+from pipelines.dagster_storage import (
+    MAX_OPEN_SHARDS,
+    PooledSqliteEventLogStorage,
+    home_instance,
+    write_instance_yaml,
+)
 
 
 @dg.asset
