@@ -9,13 +9,15 @@ judged against bound x `UNITS_PER_USD_CEILING[currency]`. docs/sources/plausibil
 rule: which figure of which table meets which bound.
 
 One DuckDB query per table (or per batch of a batched parse: every rule reads one row only) over the
-Arrow table; Python only builds the rejects. A price without a GPU count is judged per GPU through
+Arrow table; Python only builds the rejects. A table whose rules are all plain ranges (DCGM samples)
+is screened by each column's min and max first and queried only when one lies outside (645,120
+generated DCGM rows: 0.02-0.05 s of gate instead of 0.3-0.4 s). A price without a GPU count is judged per GPU through
 the instance catalogue (g5.xlarge: 1 GPU).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -37,6 +39,7 @@ class Rule(NamedTuple):
     bound: str  # SQL: the bound it is judged against
     what: str  # the bound in words (PLAUSIBILITY key and how it is applied)
     needs: tuple[str, ...]  # columns the rule reads: a table lacking one skips the rule
+    span: tuple[float, float] | None = None  # a plain range of `column`: screened by its min and max first
 
 
 def _b(name: str) -> str:
@@ -59,7 +62,7 @@ _SPAN = ("started_at", "ended_at")
 def _range(rule: str, column: str, high: str, what: str) -> Rule:
     """`column` outside 0 .. `high` (a PLAUSIBILITY key)."""
     return Rule(rule, column, f"{column} < 0 or {column} > {_b(high)}", column, _b(high), f"0 .. {high} ({what})",
-                (column,))
+                (column,), (0.0, float(PLAUSIBILITY[high])))
 
 
 def _price_rules(rule: str) -> list[Rule]:
@@ -149,7 +152,7 @@ RULES: dict[str, list[Rule]] = {
           for c in ("gpu_util_pct", "mem_copy_util_pct")),
         *(_range("implausible_usage", c, "max_ratio", "DCGM profiling ratio")
           for c in ("gr_engine_active", "sm_active", "dram_active", "tensor_active")),
-        *(Rule("implausible_usage", c, f"{c} < 0", c, "0", "no reading is negative", (c,))
+        *(Rule("implausible_usage", c, f"{c} < 0", c, "0", "no reading is negative", (c,), (0.0, float("inf")))
           for c in ("fb_used_mib", "power_w")),
     ],
     "training_runs": [
@@ -185,12 +188,24 @@ def _with_catalogue(tbl: pa.Table) -> pa.Table:
     return tbl.append_column("_catalog_gpus", pa.array(gpus, pa.float64()))
 
 
+def _all_in_range(tbl: pa.Table, rules: list[Rule]) -> bool:
+    """True when every rule is a plain range over a numeric column whose min and max lie inside it: then
+    no row breaks one (a clean DCGM batch of 300k rows costs a few min/max, not a query)."""
+    for r in rules:
+        if r.span is None or not pa.types.is_floating(tbl.schema.field(r.column).type):
+            return False
+        low, high = pc.min_max(tbl.column(r.column)).values()
+        if low.is_valid and (low.as_py() < r.span[0] or high.as_py() > r.span[1]):
+            return False
+    return True
+
+
 def _rejects_for(name: str, tbl: pa.Table) -> tuple[list[int], list[Reject]]:
     if name in ("gpu_price_observations", "price_quotes"):
         tbl = _with_catalogue(tbl)
     cols = set(tbl.column_names)
     rules = [r for r in RULES[name] if all(c in cols for c in r.needs)]
-    if not rules:
+    if not rules or _all_in_range(tbl, rules):
         return [], []
     con = duckdb.connect()
     try:
@@ -201,24 +216,34 @@ def _rejects_for(name: str, tbl: pa.Table) -> tuple[list[int], list[Reject]]:
         extra = "".join(f", null::{t} as {c}" for c, t in _OPTIONAL.items() if c not in cols)
         con.execute(f"create view _t as select * replace ({', '.join(casts)}){extra} from _raw" if casts
                     else f"create view _t as select *{extra} from _raw")
-        sql = " union all ".join(
-            f"select _row, _source_line, {i}, cast({r.value} as double), cast({r.bound} as double) "
-            f"from _t where {r.cond}" for i, r in enumerate(rules))
-        found = con.execute(f"select * from ({sql}) order by 1, 3").fetchall()
+        # One scan: the first rule a row breaks names it (its index, value and bound).
+        def first(expr: Callable[[Rule], str]) -> str:
+            return "case " + " ".join(f"when ({r.cond}) then {expr(r)}" for r in rules) + " end"
+
+        sql = (f"select _row, _source_line, {first(lambda r: str(rules.index(r)))}, "
+               f"cast({first(lambda r: f'cast({r.value} as double)')} as double), "
+               f"cast({first(lambda r: f'cast({r.bound} as double)')} as double) "
+               f"from _t where {' or '.join(f'({r.cond})' for r in rules)} order by 1")
+        found = con.execute(sql).fetchall()
     finally:
         con.close()
-    rows, rejects, seen = [], [], set()
-    for row, line, i, value, bound in found:
-        if row in seen:  # one reject per row: the first bound it broke
-            continue
-        seen.add(row)
+    rows, rejects = [], []
+    for row, line, i, value, bound in found:  # one reject per row: the first bound it broke
         rows.append(row)
         r = rules[i]
-        shown = "null" if value is None else f"{value:,.6g}"
-        rejects.append(Reject(line, r.rule, f"{r.column} = {shown} breaks {r.what} (bound {bound:,.6g}; "
+        rejects.append(Reject(line, r.rule, f"{r.column} = {_shown(value)} breaks {r.what} (bound {_shown(bound)}; "
                                             "reference/bounds.py PLAUSIBILITY): quarantined", r.column,
                               repr(value)))
     return rows, rejects
+
+
+def _shown(x: float | None) -> str:
+    """A figure as people read it: 999,999,999.12 (never 1e+09), 0.05, 1.08333."""
+    if x is None:
+        return "null"
+    if abs(x) >= 1000:
+        return f"{x:,.2f}".removesuffix(".00")
+    return f"{x:.6g}"
 
 
 def gate_table(name: str, tbl: pa.Table) -> tuple[pa.Table, list[Reject]]:

@@ -75,6 +75,7 @@ def test_api_spend() -> None:
     assert out.tables["api_requests"]["_source_line"].to_pylist() == [2, 6, 9, 10]
     [seven, eight] = [r for r in out.rejects if r.line in (7, 8)]
     assert "max_api_request_amount" in seven.message and "bound 10,000" in seven.message
+    assert "spend = 999,999,999.12 breaks" in seven.message  # the figure as written, never 1e+09
     assert "max_api_spend_without_tokens" in eight.message and "bound 100" in eight.message
 
 
