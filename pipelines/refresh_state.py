@@ -3,11 +3,11 @@
 A nightly refresh rebuilds from its inputs and the project's code; when neither changed since the
 last refresh that built and published, a rebuild would publish the same tables again (241 dbt nodes,
 ~27 s at 256 GPUs x 30 days). `current_state` describes what a refresh would start from without
-importing Dagster or dbt (a fraction of a second):
+importing Dagster or dbt (a fraction of a second when nothing changed):
 
 - `families`: per source family, the sha256 over the sorted content hashes of its input files and
-  its refused inputs. Landing is content-addressed, so this is exactly what it would land: a file
-  renamed, or touched with the same bytes, is no new data (its stat changed, so it is hashed again:
+  its refused inputs, learnt by landing them (content-addressed, each new byte read once): a file
+  renamed, or touched with the same bytes, is no new data (its stat changed, so it is read again:
   the one read it costs); new bytes, a new file or a file gone are a change.
 - `code`: the sha256 of every file that shapes the build (dbt project, contracts, suites, the
   pipeline's and parsers' Python, the fetch configuration): a code change rebuilds everything.
@@ -32,7 +32,7 @@ import yaml
 
 from sources.catalog import FAMILIES
 from warehouse.home import REPO_ROOT, Home
-from warehouse.landing import HashCache, scan_inputs
+from warehouse.landing import land_inputs
 from warehouse.status import read_status
 
 STATE_KEY = "built_from"
@@ -108,22 +108,13 @@ def enabled_fetches(inputs_dir: Path) -> list[str]:
 
 
 def current_state(home: Path, inputs_dir: Path, engine: str = "duckdb") -> RefreshState:
-    """The state a refresh of `inputs_dir` into `home` starts from. Input files are hashed through
-    the landing's hash cache (warehouse/landing.py), so an unchanged file is not read, and a changed
-    one is read once here and not again when it lands."""
-    hashes = HashCache(Home(home).landing)
-    families: dict[str, str] = {}
-    files = 0
-    try:
-        for family in FAMILIES:
-            found, refused = scan_inputs(inputs_dir, family)
-            entries = sorted(f"file {d}" if isinstance(d, str) else f"error {type(d).__name__}"
-                             for d in hashes.sha256_all(found))
-            entries += sorted(f"refused {name}\0{reason}" for name, reason, _ in refused)
-            families[family] = hashlib.sha256("\n".join(entries).encode()).hexdigest()
-            files += len(found)
-    finally:
-        hashes.save()
+    """The state a refresh of `inputs_dir` into `home` starts from. The inputs are landed to learn it
+    (warehouse/landing.py: content-addressed, so landing is what decides what is new; each new byte
+    is read once, copied while hashed; an unchanged file is not read); the run's own landing step
+    then finds them landed already."""
+    contents: dict[str, list[str]] = {}
+    files, _ = land_inputs(inputs_dir, Home(home).landing, FAMILIES, contents=contents)
+    families = {f: hashlib.sha256("\n".join(contents.get(f, [])).encode()).hexdigest() for f in FAMILIES}
     return RefreshState(families=families, code=code_key(), month=datetime.now(UTC).strftime("%Y-%m"),
                         engine=engine, files=files, fetching=enabled_fetches(inputs_dir))
 

@@ -6,7 +6,10 @@ Append-only: landing the same bytes twice is a no-op. Landed names come from the
 Every input file is offered again each night, so its sha256 is kept in `HOME/landing_hashes.json`
 (beside the landing folder, which holds only the manifest and landed files) by (path, size,
 mtime_ns, inode, ctime_ns): an unchanged file is not read again (7.7 GB, ~32 s a night at 1,000
-GPUs x 30 days); any change of size, mtime, inode or ctime re-hashes it.
+GPUs x 30 days); any change of size, mtime, inode or ctime re-hashes it. A file that has to be read
+is read once: its bytes are copied into the landing folder (a hidden `.staged-*` name) as they are
+hashed, then renamed to the hash, or dropped when those bytes are landed already. sha256 stays the
+one content hash: it names the landed file, so a faster non-cryptographic hash would still need it.
 
 What is read from an inputs folder (`scan_inputs`): regular files under inputs/<family>/. A
 symbolic link is followed only when it resolves to a file inside the inputs folder: a link out of
@@ -21,7 +24,9 @@ characters replaced): the manifest, the hash cache and everything loaded from th
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -68,12 +73,15 @@ def _open_nofollow(path: Path):
     return os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)), "rb")
 
 
-def sha256_of(path: Path) -> str:
-    """Streaming sha256 of a file."""
+def sha256_of(path: Path, copy_to: Path | None = None) -> str:
+    """Streaming sha256 of a file; with `copy_to`, the bytes are written there as they are hashed
+    (one read of the file lands it: `land_inputs`)."""
     digest = hashlib.sha256()
-    with _open_nofollow(path) as fh:
+    with _open_nofollow(path) as fh, (open(copy_to, "wb") if copy_to else contextlib.nullcontext()) as out:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
+            if out is not None:
+                out.write(chunk)
     return digest.hexdigest()
 
 
@@ -95,16 +103,29 @@ class HashCache:
             self.entries = {}  # no cache yet, or unreadable: every file is hashed
         self.changed = False
         self.used: set[str] = set()
+        self.staged: dict[Path, Path] = {}  # input -> the copy made while it was hashed (`sha256`)
 
-    def sha256(self, src: Path) -> str:
-        """The file's sha256, from the cache when its stat is unchanged, else read (and remembered)."""
+    def sha256(self, src: Path, stage_in: Path | None = None) -> str:
+        """The file's sha256, from the cache when its stat is unchanged, else read (and remembered).
+        `stage_in`: a folder where a file that has to be read is also copied as it is hashed
+        (`staged_path`), so landing it needs no second read."""
         key = scrub_name(str(src.absolute()), PATH_LIMIT)  # a token in a path is never kept here
         self.used.add(key)
         before = _stat_key(os.stat(src, follow_symlinks=False))
         hit = self.entries.get(key)
         if hit and hit.get("stat") == before:
             return hit["sha256"]
-        digest = sha256_of(src)
+        if stage_in is None:
+            digest = sha256_of(src)
+        else:
+            stage_in.mkdir(parents=True, exist_ok=True)
+            staged = staged_path(stage_in, src)
+            try:
+                digest = sha256_of(src, copy_to=staged)
+            except BaseException:
+                staged.unlink(missing_ok=True)
+                raise
+            self.staged[src] = staged
         after = os.stat(src, follow_symlinks=False)
         # Not remembered if the file changed while it was read, or was written in the last few
         # seconds: a second write within the same timestamp tick and of the same size would keep
@@ -115,20 +136,20 @@ class HashCache:
             self.changed = True
         return digest
 
-    def _sha256_or_error(self, src: Path) -> str | OSError:
+    def _sha256_or_error(self, src: Path, stage_in: Path | None = None) -> str | OSError:
         try:
-            return self.sha256(src)
+            return self.sha256(src, stage_in)
         except OSError as exc:
             return exc
 
-    def sha256_all(self, paths: list[Path]) -> list[str | OSError]:
+    def sha256_all(self, paths: list[Path], stage_in: Path | None = None) -> list[str | OSError]:
         """`sha256` of each path (or the OSError that stopped its read), HASH_WORKERS files at a time:
         hashlib releases the GIL while it digests, so a fleet's inputs hash on every core (the landing
-        of a 1,000-GPU month is ~8 GB)."""
+        of a 1,000-GPU month is ~8 GB). `stage_in`: see `sha256`."""
         if len(paths) < 2:
-            return [self._sha256_or_error(p) for p in paths]
+            return [self._sha256_or_error(p, stage_in) for p in paths]
         with ThreadPoolExecutor(HASH_WORKERS) as pool:
-            return list(pool.map(self._sha256_or_error, paths))
+            return list(pool.map(lambda p: self._sha256_or_error(p, stage_in), paths))
 
     def save(self, prune: bool = False) -> None:
         """Write the cache atomically (a torn file would only cost a re-hash, never a wrong hash);
@@ -142,6 +163,16 @@ class HashCache:
         tmp.write_text(json.dumps(self.entries, sort_keys=True))
         tmp.replace(self.path)
         self.changed = False
+
+
+_STAGE_SEQ = itertools.count()
+STAGED_MARK = ".staged-"
+
+
+def staged_path(stage_in: Path, src: Path) -> Path:
+    """Where `HashCache.sha256` copies a file it reads (a hidden name in the family's landing folder,
+    renamed to `<sha256><ext>` by `land_file`); one per read, so parallel reads never share one."""
+    return stage_in / f"{STAGED_MARK}{os.getpid()}-{next(_STAGE_SEQ)}{_safe_ext(src.name)}"
 
 
 def _safe_ext(name: str) -> str:
@@ -168,20 +199,26 @@ def land_file(
     known: dict[tuple[str, str], LandedFile] | None = None,
     hashes: HashCache | None = None,
     digest: str | None = None,
+    staged: Path | None = None,
 ) -> tuple[LandedFile, bool]:
     """Land one file; returns (manifest row, newly_landed). Same bytes and family: no-op.
     With `hashes`, an unchanged file's sha256 comes from the cache instead of a read; `digest` is
-    the sha256 when the caller has it already."""
+    the sha256 when the caller has it already, `staged` a copy of the bytes made while hashing them
+    (moved into place, or removed when the bytes are landed already)."""
     if digest is None:
         digest = hashes.sha256(src) if hashes is not None else sha256_of(src)
     known = known if known is not None else {(f.family, f.sha256): f for f in read_manifest(landing_dir)}
     if (family, digest) in known:
+        if staged is not None:
+            staged.unlink(missing_ok=True)
         return known[(family, digest)], False
     target_dir = landing_dir / family
     target_dir.mkdir(parents=True, exist_ok=True)
     target = target_dir / f"{digest}{_safe_ext(src.name)}"
     st = os.stat(src, follow_symlinks=False)
-    if not target.exists():
+    if staged is not None and not target.exists():
+        staged.replace(target)  # copied while it was hashed: no second read
+    elif not target.exists():
         tmp = target.with_suffix(target.suffix + ".part")
         with _open_nofollow(src) as fin, open(tmp, "wb") as fout:
             shutil.copyfileobj(fin, fout, 1 << 20)
@@ -274,29 +311,46 @@ def input_files(inputs_dir: Path, family: str) -> list[Path]:
     return scan_inputs(inputs_dir, family)[0]
 
 
-def land_inputs(inputs_dir: Path, landing_dir: Path, families: tuple[str, ...]) -> tuple[int, int]:
-    """Land every file under inputs/<family>/ for each family; returns (files seen, newly landed)."""
+def land_inputs(inputs_dir: Path, landing_dir: Path, families: tuple[str, ...],
+                contents: dict[str, list[str]] | None = None) -> tuple[int, int]:
+    """Land every file under inputs/<family>/ for each family; returns (files seen, newly landed).
+
+    Each byte is read once: an input whose sha256 is not in the hash cache is copied into the
+    landing folder while it is hashed, then renamed to its hash (or dropped when those bytes are
+    landed already); a cached one is not read at all. `contents` (when given) receives, per family,
+    the sorted sha256 of its files and its refusals: what `pipelines/refresh_state.py` compares."""
     landing_dir.mkdir(parents=True, exist_ok=True)
     known = {(f.family, f.sha256): f for f in read_manifest(landing_dir)}
     hashes = HashCache(landing_dir)
     seen = new = 0
     try:
         for family in families:
+            stage = landing_dir / family
+            for left in stage.glob(f"{STAGED_MARK}*") if stage.is_dir() else []:
+                left.unlink(missing_ok=True)  # a copy of a landing that was killed (one lander: the refresh lock)
             files, refused = scan_inputs(inputs_dir, family)
-            for src, digest in zip(files, hashes.sha256_all(files), strict=True):
+            digests = []
+            for src, digest in zip(files, hashes.sha256_all(files, stage_in=stage), strict=True):
+                staged = hashes.staged.pop(src, None)
                 try:
                     if isinstance(digest, OSError):
                         raise digest
-                    _, landed = land_file(src, family, landing_dir, known=known, hashes=hashes, digest=digest)
+                    _, landed = land_file(src, family, landing_dir, known=known, hashes=hashes, digest=digest,
+                                          staged=staged)
                 except OSError as exc:  # unreadable, or swapped for a link since the scan: refused, not fatal
+                    if staged is not None:
+                        staged.unlink(missing_ok=True)
                     root = inputs_dir / family
                     name = str(src.relative_to(root)) if src.is_relative_to(root) else src.name
                     refused.append((name, f"cannot be read: {exc.strerror or exc}", src))
                     continue
                 seen += 1
                 new += int(landed)
+                digests.append(digest)
             for name, reason, path in refused:
                 refuse_input(name, family, reason, landing_dir, known, origin=str(path))
+            if contents is not None:
+                contents[family] = sorted(digests) + sorted(f"refused {n}\0{r}" for n, r, _ in refused)
     finally:
         hashes.save(prune=True)
     return seen, new

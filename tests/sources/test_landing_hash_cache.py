@@ -21,9 +21,9 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     reads: list[str] = []
     real = landing.sha256_of
 
-    def counting(path: Path) -> str:
+    def counting(path: Path, copy_to: Path | None = None) -> str:
         reads.append(Path(path).name)
-        return real(path)
+        return real(path, copy_to)
 
     monkeypatch.setattr(landing, "sha256_of", counting)
     # Files written by this test are seconds old: let them be cached at once (the racy-write
@@ -122,3 +122,25 @@ def test_hashing_on_several_cores_keeps_each_file_its_own_digest(tmp_path: Path)
         files.append(f)
     cache = landing.HashCache(tmp_path / "landing")
     assert cache.sha256_all(files) == [hashlib.sha256(f.read_bytes()).hexdigest() for f in files]
+
+
+def test_a_new_file_is_read_once_to_hash_and_land_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each input opened once: hashed while copied into the landing folder (no second read to copy),
+    and an input whose bytes are landed already leaves no copy behind."""
+    opened: list[str] = []
+    real = landing._open_nofollow
+
+    def counting(path: Path):
+        opened.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(landing, "_open_nofollow", counting)
+    inputs, landing_dir = _inputs(tmp_path), tmp_path / "home" / "landing"
+    (inputs / "usage" / "b_again.csv").write_bytes((inputs / "usage" / "b.csv").read_bytes())  # same bytes
+    assert land_inputs(inputs, landing_dir, ("usage",)) == (3, 2)
+    assert sorted(opened) == ["a.csv", "b.csv", "b_again.csv"]
+    landed = sorted(p.name for p in (landing_dir / "usage").iterdir())
+    expected = sorted(hashlib.sha256((inputs / "usage" / n).read_bytes()).hexdigest() + ".csv" for n in ("a.csv", "b.csv"))
+    assert landed == expected  # named by content; the duplicate's copy is gone, no staged file left
+    for name in landed:
+        assert hashlib.sha256((landing_dir / "usage" / name).read_bytes()).hexdigest() + ".csv" == name
