@@ -29,7 +29,10 @@ def _rows(found: pd.DataFrame) -> pd.DataFrame:
         except (TypeError, ValueError):
             value = {"row": text}
         parsed.append(value if isinstance(value, dict) else {"row": value})
-    return pd.json_normalize(parsed).astype(str).replace({"None": "", "nan": ""})
+    rows = pd.json_normalize(parsed).astype(str).replace({"None": "", "nan": ""})
+    # Surrogate keys (md5 / sha256 hex) mean nothing to an analyst: the CSV keeps them, the page does not.
+    keys = [c for c in rows.columns if len(rows) and rows[c].str.fullmatch(r"[0-9a-f]{32}|[0-9a-f]{64}").all()]
+    return rows.drop(columns=keys)
 
 
 STATUS = {"warn": "Warning", "fail": "Failed", "error": "Could not run"}

@@ -75,7 +75,9 @@ with right:
             else:
                 text = f"**{value}** above its band: investigate the spend spike of {md_text(a.candidate)} on {a.day}."
             st.markdown(f"{i}. {text}")
-        st.caption("Savings at equal demand (GPU decision page, every workload there); spikes from the Anomalies page.")
+        st.caption("Savings at equal demand (GPU decision page, every workload there) on each workload's latest "
+                   "production month" + (", whatever the Month filter" if month else "")
+                   + "; spikes from the Anomalies page.")
     top = ui.guard(overview.largest_estimate, path, team=team, month=month, currency=currency) if split else None
     share = top["amount"] / all_in if top and all_in else Decimal(0)
     if share > overview.DOMINANT_SHARE:

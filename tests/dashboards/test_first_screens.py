@@ -42,6 +42,7 @@ FORBIDDEN = ("dimension_value", "series_days", "api_cost", "platform_labor", "te
              "idle_capacity", "failure_waste", "step_kind", "running_total", "check_name", "pricing_status",
              "budget_monthly", "first_day", "assert_", "configured to warn")
 RAW_VALUES = re.compile(r"\bNaN\b|\bnan\b|\bNone\b|0E-\d")
+HASH_KEY = re.compile(r"\b[0-9a-f]{32}\b|\b[0-9a-f]{64}\b")  # md5 / sha256 surrogate keys mean nothing on screen
 PAGES = [("", "Overview"), ("workloads", "Workloads"), ("gpu_decision", "GPU decision"), ("prices", "GPU prices"),
          ("chargeback", "Chargeback"), ("anomalies", "Anomalies & forecast"), ("data_quality", "Data quality"),
          ("reports", "Reports")]
@@ -132,6 +133,7 @@ def test_first_screen(page: object, app_url: str, home: Path, shots: Path, path:
     named = [name for name in FORBIDDEN if name in text]
     assert not named, [re.search(f".{{60}}{re.escape(n)}.{{30}}", text, re.DOTALL) for n in named]
     assert not RAW_VALUES.search(text), re.search(r".{60}(NaN|nan|None|0E-\d).{20}", text, re.DOTALL)
+    assert not HASH_KEY.search(text), HASH_KEY.search(text)
     assert _too_wide(page) == []
     name = path or "overview"
     page.screenshot(path=str(shots / f"{name}_first_screen.png"))

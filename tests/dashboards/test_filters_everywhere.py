@@ -1,0 +1,103 @@
+"""Every filter reaches every figure (or the figure says it is company-wide), on the real sample publication:
+the Anomalies & forecast page by team and currency (never two currencies in one table), the Overview's
+unpriced GPU-hours by month, and a check's CSV with every row it found while the page shows a few."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.dashboards.test_browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    _choose,
+    _marts,
+    _metric,
+    _no_exceptions,
+    _one,
+    _open,
+    _settled,
+    _start_streamlit,
+    _wait_texts,
+)
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def home(sample_run: dict) -> Path:
+    assert sample_run["ok"], sample_run["reason"]
+    return Path(sample_run["home"])
+
+
+@pytest.fixture(scope="module")
+def app_url(home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from _start_streamlit(home, tmp_path_factory.mktemp("streamlit-filters"))
+
+
+@pytest.fixture(scope="module")
+def page() -> Iterator[object]:
+    from playwright import sync_api
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser.new_page(viewport={"width": 1440, "height": 1000})
+        browser.close()
+
+
+def test_anomalies_page_follows_team_and_currency(page: object, app_url: str, home: Path) -> None:
+    teams = sorted(t for (t,) in _marts(home, "select distinct team_id from fct_spend_forecast "
+                                              "where currency = 'USD' and basis = 'chargeback'"))
+    assert "support" in teams and len(teams) > 1
+    _open(page, f"{app_url}/anomalies", "Anomalies & forecast")
+    _wait_texts(page, [f"{t}: chargeback forecast with its interval (USD)" for t in teams])
+    _choose(page, "Team", "support")
+    others = [f"{t}: chargeback forecast" for t in teams if t != "support"]
+    _wait_texts(page, ["Showing team support (its own series and its workloads), USD",
+                       "support: chargeback forecast with its interval (USD)"], absent=others)
+    _no_exceptions(page)
+
+
+def test_a_currency_is_never_mixed_and_short_series_say_so(page: object, app_url: str, home: Path) -> None:
+    days = _one(home, "select days_observed from fct_spend_forecast where currency = 'CAD' and horizon = 0 "
+                      "and basis = 'chargeback'")
+    assert days < 7  # the sample's CAD series: two days of September 2023
+    _open(page, f"{app_url}/anomalies", "Anomalies & forecast")
+    _choose(page, "Team", "All")
+    _choose(page, "Currency", "CAD")
+    _wait_texts(page, [f"not enough history ({days} days observed; at least 7 needed)"], absent=["USD "])
+    _no_exceptions(page)
+
+
+def test_overview_unpriced_hours_follow_the_month(page: object, app_url: str, home: Path) -> None:
+    # The Overview offers the months of the chargeback and the showback; take the latest and its unpriced hours.
+    month = _one(home, "select strftime(max(m), '%Y-%m') from (select billing_period_start as m from "
+                       "fct_chargeback_monthly where currency = 'USD' union select period from fct_showback_monthly "
+                       "where currency = 'USD')")
+    hours = _one(home, "select coalesce(sum(gpu_hours), 0) from fct_off_bill_usage where pricing_status = 'unpriced' "
+                       "and strftime(date_trunc('month', day), '%Y-%m') = ?", [month])
+    total = _one(home, "select sum(gpu_hours) from fct_off_bill_usage where pricing_status = 'unpriced'")
+    assert hours < total  # the month holds only part of the unpriced hours, so the tile must change
+    _open(page, app_url, "Overview")
+    _choose(page, "Currency", "USD")
+    _choose(page, "Team", "All")
+    assert _metric(page, "Unpriced GPU-hours") == f"{total:,.1f} GPU-hours"
+    _choose(page, "Month", month)
+    _wait_texts(page, [f"{hours:,.1f} GPU-hours"])
+    assert _metric(page, "Unpriced GPU-hours") == f"{hours:,.1f} GPU-hours"
+
+
+def test_a_checks_csv_holds_every_row_it_found(page: object, app_url: str, home: Path) -> None:
+    # The warning that found the most rows (more than the page shows).
+    name, detail = _marts(home, "select r.check_name, r.detail from check_results r join check_failures f "
+                                "using (check_name) where r.status = 'warn' group by all "
+                                "order by count(*) desc, r.check_name limit 1")[0]
+    rows = _one(home, "select count(*) from check_failures where check_name = ?", [name])
+    found = int(detail.rsplit(": ", 1)[1].split(" ")[0].replace(",", ""))
+    assert rows == found > 20  # every failing row is published, not the first few
+    _open(page, f"{app_url}/data_quality", "Data quality")
+    page.get_by_text(detail, exact=False).first.click()
+    _settled(page)
+    _wait_texts(page, [f"{rows:,} rows found; the first {min(rows, 20)} are shown, the CSV holds them all.",
+                       f"Download CSV ({rows:,} rows)"])
