@@ -186,14 +186,17 @@ def _missing(parts: dict[str, Any], key: str) -> str:
     return f'<p class="note">Not published yet: {escape(parts.get(f"{key}_missing", ""))}.</p>'
 
 
-def _html(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any]) -> str:
-    """The self-contained report page."""
+def _html(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any], stem: str = "") -> str:
+    """The self-contained report page, linked to its CSV and to the index of every report (relative links, so
+    the folder can be moved or shared whole)."""
     charges: pd.DataFrame = parts["charges"]
     sections = [f"<h1>Team cost report: {escape(team)} · {escape(period)}</h1>",
                 (f'<p class="meta">Built {datetime.now(UTC):%Y-%m-%d %H:%M} UTC from publication run '
                 f'{escape(str(pub.get("run_id")))}, published {escape(str(pub.get("published_at")))} UTC. '
                 f"Charges through {escape(str(parts.get('charges_through') or 'unknown'))} (the last day a bill or API "
-                "invoice covers). Amounts are rounded to cents here; the CSV beside this file has them exact.</p>")]
+                "invoice covers). Amounts are rounded to cents here; the CSV beside this file has them exact.</p>"),
+                (f'<p class="meta"><a href="{escape(stem)}.csv">This report as CSV (exact amounts)</a> · '
+                 '<a href="../index.html">Every team report</a></p>' if stem else "")]
     for f in parts["figures"]:
         sections += [f'<section class="block"><h2>Invoice → Chargeback → All-in showback ({escape(f["currency"])})</h2>',
                      figures_html(f),
@@ -258,7 +261,7 @@ def _html(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any]) ->
 
 def _write_one(folder: Path, stem: str, team: str, label: str, parts: dict[str, Any], pub: dict[str, Any]) -> list[Path]:
     html_path, csv_path = folder / f"{stem}.html", folder / f"{stem}.csv"
-    html_path.write_text(_html(team, label, parts, pub), encoding="utf-8")
+    html_path.write_text(_html(team, label, parts, pub, stem), encoding="utf-8")
     with csv_path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(["section", "team_id", "month", "currency", "item", "metric", "value", "run_id", "published_at"])

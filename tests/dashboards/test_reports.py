@@ -162,3 +162,6 @@ def test_report_says_how_far_charges_go_and_counts_idle_as_waste(serving_db: Pat
     assert "Idle cost: USD 25.00 · waste share (idle + retries + failures) of the all-in showback: 3.8%" in html
     assert "platform_labor" not in html and "idle_capacity" not in html  # components named in words
     assert "@media print" in html and "break-inside:avoid" in html
+    # Links, not paths: its own CSV beside it and the index one folder up, both relative.
+    assert '<a href="search.csv">' in html and '<a href="../index.html">' in html
+    assert (tmp_path / "2025-02" / "search.csv").exists()
