@@ -33,6 +33,22 @@ def checks_line(c: dict[str, int]) -> str:
             f"(of {c['run']})")
 
 
+def _converted_total(serving_db: Path) -> tuple[str, str, str, str] | None:
+    """One row: every currency converted into the reporting currency (fct_money_reporting), or None
+    when that table is not published; a figure with an unconverted part prints 'n/a (no rate)'."""
+    if "fct_money_reporting" not in serving.schema(serving_db):
+        return None
+    df = serving.query(serving_db, "select max(reporting_currency) as rc, count(*) filter (where fx_gap_reason is not null) as gaps, "
+                                   "sum(invoice_reporting) as i, sum(chargeback_reporting) as c, sum(showback_reporting) as s, "
+                                   "count(*) filter (where invoice is not null and invoice_reporting is null) as i_gap "
+                                   "from fct_money_reporting")
+    r = df.iloc[0]
+    if r["rc"] is None:
+        return None
+    fmt = lambda v, gap: "n/a (no rate)" if gap or v is None else f"{v:,.2f}"  # noqa: E731 - local formatter
+    return (f"all, in {r['rc']}", fmt(r["i"], r["i_gap"]), fmt(r["c"], r["gaps"]), fmt(r["s"], r["gaps"]))
+
+
 def print_money_story(serving_db: Path) -> None:
     """The three figures, named as on every page (Invoice -> Chargeback -> All-in showback), per
     currency, then the GPU-hours nobody could price: a gap is printed, never folded into $0."""
@@ -47,6 +63,9 @@ def print_money_story(serving_db: Path) -> None:
     for r in story.itertuples(index=False):
         table.add_row(r.currency, *(f"{v:,.2f}" if v is not None else "n/a"
                                     for v in (r.invoice, r.chargeback, r.showback)))
+    converted = _converted_total(serving_db)
+    if converted is not None:
+        table.add_row(*converted)
     console.print(table)
     basis = ", ".join(sorted(set(story["basis"].dropna()))) or "n/a"
     console.print(f"Invoice = provider BilledCost; Chargeback = invoice allocated to teams on the {basis} basis "

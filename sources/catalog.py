@@ -13,7 +13,7 @@ from pathlib import Path
 import sources
 from sources.common import SourceFormat, read_head
 
-FAMILIES = ("billing", "usage", "benchmarks", "api_spend", "prices", "registry")
+FAMILIES = ("billing", "usage", "benchmarks", "api_spend", "prices", "registry", "fx")
 
 
 @cache

@@ -17,8 +17,8 @@ from __future__ import annotations
 from sources.registry.workloads import WORKLOAD_TYPES
 from warehouse.reference import FOCUS_ENUMS
 
-from .dsl import (Suite, between, in_set, known_currency, latency_order, mart, non_negative, not_null, ordered, percent,
-                  positive, ratio)
+from .dsl import (Suite, between, in_set, known_currency, latency_order, mart, matches, non_negative, not_null, ordered,
+                  percent, positive, ratio)
 
 CHARGE_CATEGORIES = FOCUS_ENUMS["ChargeCategory"]
 
@@ -145,6 +145,16 @@ def build_mart_suites() -> tuple[Suite, ...]:
         mart("fct_unmatched_tag_keys",
              known_currency("currency"),
              non_negative("lines")),
+        mart("fct_fx_rates_daily",
+             positive("rate_to_reporting"),
+             between("rate_age_days", 0, 31),
+             matches("currency", r"^[A-Z]{3}$"),
+             ordered("rate_date", "day")),
+        mart("fct_money_reporting",
+             known_currency("currency"),
+             known_currency("reporting_currency"),
+             not_null("period", "currency"),
+             positive("effective_rate")),
         mart("fct_contract_commitments",
              known_currency("BillingCurrency"),
              ordered("ContractCommitmentPeriodStart", "ContractCommitmentPeriodEnd")),

@@ -125,6 +125,12 @@ def build_raw_suites() -> tuple[Suite, ...]:
             in_set("currency", ("USD",)),
             ordered("started_at", "ended_at"),
             not_null("request_id", "started_at")),
+        # An exchange rate is a positive number of one ISO 4217 currency for another.
+        raw("fx_rates",
+            positive("rate"),
+            not_null("rate_date", "base", "quote", "rate"),
+            matches("base", r"^[A-Z]{3}$"),
+            matches("quote", r"^[A-Z]{3}$")),
         raw("registry_workloads",
             unique("workload_id"),
             not_null("team_id", "workload_type"),

@@ -22,14 +22,26 @@ with network_catalog as (
 ),
 
 offers as (
+    -- Every listed offer competes: one priced in another currency converts to USD at the rate of the
+    -- day it was observed (fct_fx_rates_daily, reporting currency USD); one without a rate there stays
+    -- out and the warning check assert_every_gpu_offer_converted lists it.
     select
         offers.provider, offers.sku, offers.region, offers.gpu_model,
         cast(case when offers.price_unit = 'gpu-hour' then 1 else offers.gpu_count end as integer) as gpus_per_instance,
-        offers.price_per_gpu_hour,
+        case when offers.currency = 'USD' then offers.price_per_gpu_hour
+             else {{ money('offers.price_per_gpu_hour * fx.rate_to_reporting') }} end as price_per_gpu_hour,
+        offers.currency as price_currency,
+        offers.price_per_gpu_hour as native_price_per_gpu_hour,
+        case when offers.currency = 'USD' then cast(null as decimal(38, 12)) else fx.rate_to_reporting end as fx_rate,
+        case when offers.currency = 'USD' then cast(null as date) else fx.rate_date end as fx_rate_date,
         offers.last_source as price_source,
         offers.last_observed_at as price_observed_at
     from {{ ref('fct_gpu_offers_current') }} as offers
-    where offers.pricing_category = 'on-demand' and offers.currency = 'USD' and offers.is_listed
+    left join {{ ref('fct_fx_rates_daily') }} as fx
+        on fx.currency = offers.currency and fx.day = cast(offers.last_observed_at as date)
+        and fx.reporting_currency = 'USD'
+    where offers.pricing_category = 'on-demand' and offers.is_listed
+        and (offers.currency = 'USD' or fx.rate_to_reporting is not null)
         and not coalesce(offers.is_partial_gpu, false)
         and offers.gpu_count >= 1 and offers.gpu_count = floor(offers.gpu_count)
         and offers.price_per_gpu_hour > 0 and offers.gpu_model is not null
@@ -70,7 +82,11 @@ final as (
         coalesce(network.network_source, 'not in the instance catalog: no multi-node fabric assumed') as network_source,
         network.inter_node_network is not null as multi_node_allowed,
         cheapest.price_source,
-        cheapest.price_observed_at
+        cheapest.price_observed_at,
+        cheapest.price_currency,
+        cheapest.native_price_per_gpu_hour,
+        cheapest.fx_rate,
+        cheapest.fx_rate_date
     from cheapest
     inner join {{ ref('dim_gpu') }} as gpus on gpus.gpu_model = cheapest.gpu_model
     left join network_catalog as network
