@@ -17,6 +17,7 @@ EXPECTED = {
     "aws_cur_legacy_sample_anonymized.csv": "aws_cur_legacy",
     "azure_ea_cost_export_sample_anonymized.csv": "azure_cost_export",
     "oci_cost_report_sample.csv": "oci_cost_report",
+    "focus_1.3_gcp_contractcommitment_synthetic_slice.csv": "focus_contract_commitment",
 }
 
 
@@ -29,9 +30,13 @@ def test_every_real_billing_file_is_recognised(public_data: Path) -> None:
     names = {f.name for f in formats_for("billing")}
     assert names >= {"focus", "aws_cur_legacy", "azure_cost_export", "oci_cost_report"}  # others may be added
     files = sorted((public_data / "focus").rglob("*.csv"))
-    assert len(files) == 23  # 4 top-level + 8 Azure header sets + 11 spec examples
+    assert len(files) == 30  # 4 top-level + 8 Azure header sets + 11 spec examples + 7 provider slices
     for f in files:
         expected = EXPECTED.get(f.name) or ("azure_cost_export" if f.parent.name == "azure_export_headersets" else "focus")
+        if expected == "focus_contract_commitment":  # a FOCUS dataset of commitments, no charge rows
+            assert billing_format(f) is None, f
+            assert recognise(f, "billing").name == expected, f
+            continue
         assert billing_format(f) == expected, f
         fmt = recognise(f, "billing")  # the pipeline's discovery agrees
         assert fmt is not None and fmt.name == expected, f
