@@ -269,7 +269,8 @@ def test_duplicate_rows_across_files_warns(run):
     results = run["con"].execute(
         "select severity, detail from audit.check_results where check_name = 'focus_dq_duplicate_rows_across_files'"
     ).fetchall()
-    assert results and all(severity == "warn" and "Got 4 results" in detail for severity, detail in results)
+    assert results and all(severity == "warn" and detail == "Same charge delivered in two files: 4 charges"
+                           for severity, detail in results)
 
 
 def test_redelivery_run_publishes(redelivery):

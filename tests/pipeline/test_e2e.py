@@ -181,12 +181,14 @@ def test_unreadable_file_is_quarantined_and_others_publish(e2e_unreadable: dict)
     assert "garbage.csv" in rejects[0][2]
 
 
-def test_the_run_is_recorded_in_the_homes_dagster_instance(sample_run: dict) -> None:
-    """`dagster dev` on HOME/dagster (make dev) sees the CLI's run, its materializations and checks."""
+def test_the_run_is_recorded_in_the_homes_dagster_instance(sample_run: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`dagster dev` on HOME/dagster (make dev sets DAGSTER_HOME) sees the CLI's run, its materializations and
+    checks."""
     import dagster as dg
 
     from pipelines.dagster_storage import PooledSqliteEventLogStorage
 
+    monkeypatch.setenv("DAGSTER_HOME", str(sample_run["home"] / "dagster"))  # dagster.yaml's paths are relative
     with dg.DagsterInstance.local_temp(tempdir=str(sample_run["home"] / "dagster")) as instance:
         assert isinstance(instance.event_log_storage, PooledSqliteEventLogStorage)  # HOME/dagster/dagster.yaml
         run = instance.get_run_by_id(sample_run["run_id"])
