@@ -90,7 +90,8 @@ def top_actions(path: Path, team: str | None = None, currency: str | None = None
     (investigate); largest value first, at most one action of each kind per workload."""
     parts = []
     params: list[Any] = []
-    if "fct_candidate_comparison" in schema(path):
+    needed = {"workload_id", "candidate", "status", "evidence", "evidence_to_run", "monthly_savings", "currency"}
+    if needed <= schema(path).get("fct_candidate_comparison", set()):  # an older publication has no statuses
         team_join = ("left join dim_workload w using (workload_id)" if "dim_workload" in schema(path)
                      else "left join (select null::varchar as workload_id, null::varchar as team_id) w using (workload_id)")
         parts.append(f"""
@@ -105,7 +106,8 @@ def top_actions(path: Path, team: str | None = None, currency: str | None = None
                 and (?::varchar is null or w.team_id = ?) and (?::varchar is null or c.currency = ?))
             where n = 1""")
         params += [team, team, currency, currency]
-    if "fct_cost_anomalies" in schema(path):
+    if {"dimension", "dimension_value", "direction", "impact_abs", "root_cause", "currency", "day"} <= \
+            schema(path).get("fct_cost_anomalies", set()):
         # An anomaly names a team only on the team dimension; others are company-wide and kept unfiltered.
         parts.append("""
             select 'investigate', case when dimension = 'workload' then dimension_value end,

@@ -54,3 +54,8 @@ def test_unpriced_gpu_hours_follow_team_and_month(serving_db: Path) -> None:
     jan = serving.unpriced_gpu_hours(serving_db, month=JAN)
     assert float(jan["gpu_hours"].sum()) == 156.5  # 120 + 36.5
     assert serving.unpriced_gpu_hours(serving_db, team="search", month=JAN).empty
+
+
+def test_actions_from_an_older_publication_without_statuses_are_none(serving_db: Path) -> None:
+    # The fixture's candidate table predates the status column: no action can be read from it, and no error.
+    assert overview.top_actions(serving_db, currency="USD").empty
