@@ -2,7 +2,7 @@
 -- lookback window of the day it was observed: it cannot compete in the candidate comparison
 -- (int_decision_instance_offers) until a rate for that day is loaded (inputs/fx/). Warn: the offer
 -- is published in its own currency, only the conversion is missing.
-{{ config(severity='warn') }}
+{{ config(severity='warn', meta={'title': 'GPU offers without an exchange rate', 'counts': 'offers', 'dagster': {'ref': {'name': 'fct_gpu_offers_current'}}}) }}
 select offers.provider, offers.sku, offers.region, offers.currency, offers.price_per_gpu_hour,
        cast(offers.last_observed_at as date) as observed_day
 from {{ ref('fct_gpu_offers_current') }} as offers

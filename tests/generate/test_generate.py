@@ -23,6 +23,7 @@ EXPECTED = {
     "karpenter_azure": "karpenter_azure_pricing_history", "teams.yaml": "registry_yaml",
     "workloads.yaml": "registry_yaml", "training_runs": "own_training_runs", "eval_runs": "own_eval_runs",
     "media_batches": "own_media_batches", "quality_outcomes": "own_quality_outcomes",
+    "eurofxref-hist": "ecb_reference_rates",
 }
 
 

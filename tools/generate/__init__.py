@@ -3,7 +3,7 @@
     from tools.generate import generate
     generate(Path("generated/fleet-64-7"), gpus=64, days=7, teams=4, seed=0)
 
-writes `billing/`, `usage/`, `benchmarks/`, `api_spend/`, `prices/` and `registry/` in the formats
+writes `billing/`, `usage/`, `benchmarks/`, `api_spend/`, `prices/`, `registry/` and `fx/` in the formats
 the parsers in `sources/` read, all rendered from one simulated fleet (`fleet.py`): same seed ->
 same bytes (no wall clock, hash-based jitter in SQL, sorted keys, fixed number formats).
 Bulk files (DCGM samples, billing lines, API requests) are written by DuckDB COPY.
@@ -21,6 +21,7 @@ from tools.generate.api_spend import write_api_spend
 from tools.generate.benchmarks import write_benchmarks
 from tools.generate.billing import write_billing
 from tools.generate.fleet import Fleet, build_fleet
+from tools.generate.fx import write_fx
 from tools.generate.prices import write_prices
 from tools.generate.registry import write_registry
 from tools.generate.usage import write_dcgm, write_sacct
@@ -45,4 +46,5 @@ def generate(out: Path, gpus: int, days: int, teams: int, seed: int,
     add("usage", write_dcgm(fleet, out / "usage"))
     add("api_spend", write_api_spend(fleet, out / "api_spend"))
     add("benchmarks", write_benchmarks(fleet, out / "benchmarks", out / "api_spend"))
+    add("fx", write_fx(fleet, out / "fx"))
     return dict(sorted(counts.items()))

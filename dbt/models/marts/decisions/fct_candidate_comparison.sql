@@ -145,7 +145,9 @@ billed_shapes as (
     -- month, how many ran at once, and the effective rate it was billed per instance-hour.
     select mapped.workload_id, mapped.provider, mapped.instance_type, mapped.gpu_model,
            cast(max(mapped.gpu_count) as integer) as gpus_per_instance,
-           sum(mapped.billed_gpu_hours / mapped.gpu_count) as instance_hours
+           -- Summed in DECIMAL: a DOUBLE sum depends on the order threads add in, and billed_hours is
+           -- rounded to 2 decimals downstream (548.97 vs 548.98 between two builds of the same data).
+           cast(sum(cast(mapped.billed_gpu_hours / mapped.gpu_count as decimal(38, 12))) as double) as instance_hours
     from {{ ref('int_gpu_billing_hours_mapped') }} as mapped
     inner join demand
         on demand.workload_id = mapped.workload_id
@@ -167,7 +169,7 @@ billed_concurrent as (
 
 billed_cost as (
     select keys.workload_id, keys.instance_type,
-           sum(cast(focus.EffectiveCost as double)) as effective_cost,
+           cast(sum(focus.EffectiveCost) as double) as effective_cost,
            max(focus.PricingCategory) as pricing_category
     from (
         select distinct workload_id, instance_type, x_charge_key
@@ -383,7 +385,7 @@ own_work as (
     -- Run-priced workloads (training, fine-tuning, media, evals): GPU-hours per accepted output from
     -- their own runs, failed runs included (their hours stay in the numerator).
     select workload_id, gpu_model, provider, max(gpu_count) as job_gpus,
-           sum(gpu_hours) as gpu_hours, sum(accepted) as accepted, count(*) as runs
+           cast(sum(cast(gpu_hours as decimal(38, 12))) as double) as gpu_hours, sum(accepted) as accepted, count(*) as runs
     from (
         select workload_id, gpu_model, provider, gpu_count, gpu_count * wall_hours as gpu_hours,
                case when reached_target then 1 else 0 end as accepted
