@@ -122,3 +122,18 @@ def charges_through(path: Path) -> date | None:
         return None
     value = query(path, f"select max(d) as d from ({' union all '.join(parts)})")["d"].iloc[0]
     return None if value is None or pd.isna(value) else pd.Timestamp(value).date()
+
+
+def money_converted(path: Path) -> pd.DataFrame:
+    """fct_money_reporting: the three figures per month and native currency beside their value in the reporting
+    currency, with the rate basis and any gap; empty (never an error) when an older publication lacks it."""
+    if "fct_money_reporting" not in schema(path):
+        return pd.DataFrame()
+    return query(path, "select * from fct_money_reporting order by period, currency")
+
+
+def commitments(path: Path) -> pd.DataFrame:
+    """fct_contract_commitment_usage: committed vs used per FOCUS commitment; empty when none is published."""
+    if "fct_contract_commitment_usage" not in schema(path):
+        return pd.DataFrame()
+    return query(path, "select * from fct_contract_commitment_usage order by ContractCommitmentId")

@@ -10,7 +10,7 @@ import streamlit as st
 from dashboards import filters, money, ui
 from reporting.formatting import basis_label, column_label, fmt_money
 from reporting.safe_text import md_text
-from warehouse import serving
+from warehouse import serving, serving_screens
 
 MONEY = ["total_cost", "billed_cost", "amortised_cost", "unused_commitment", "direct_cost", "shared_cost",
          "idle_cost", "api_cost", "credits", "tax", "budget_monthly", "budget_remaining", "forecast_month_end"]
@@ -127,3 +127,52 @@ if recon is not None:
              "chargeback_total": f"Σ Chargeback ({cur})", "total_difference": f"Difference ({cur}) ",
              "total_reconciled": "Reconciles "}
     ui.table(shown[list(names)].rename(columns=names), f"reconciliation_{cur}", raw=recon)
+
+st.subheader("All currencies in one")
+st.caption("Each figure stays in its billing currency above (the invoice reconciles there, to the cent). Here "
+           "every currency is also converted into the reporting currency: invoice lines at the rate of their own "
+           "charge day, chargeback and all-in showback at that month's effective invoice rate (ECB reference "
+           "rates, the last business day within the lookback window; docs/cost_model.md).")
+conv = ui.guard(serving_screens.money_converted, path)
+if conv is not None and not conv.empty:
+    rc = str(conv["reporting_currency"].dropna().iloc[0]) if conv["reporting_currency"].notna().any() else "USD"
+    gaps = conv[conv["fx_gap_reason"].notna()]
+    c1, c2, c3 = st.columns(3)
+    for col, (label, field) in zip((c1, c2, c3), (("Invoice", "invoice_reporting"), ("Chargeback", "chargeback_reporting"),
+                                                   ("All-in showback", "showback_reporting"))):
+        col.metric(f"{label}, all currencies ({rc})",
+                   "n/a (a rate is missing)" if len(gaps) else fmt_money(conv[field].dropna().sum(), rc))
+    shown = pd.DataFrame({
+        "Month": conv["period"].map(ui.month), "Currency": conv["currency"],
+        "Invoice": [fmt_money(v, c) for v, c in zip(conv["invoice"], conv["currency"])],
+        f"Invoice ({rc})": [fmt_money(v, rc) for v in conv["invoice_reporting"]],
+        f"Chargeback ({rc})": [fmt_money(v, rc) for v in conv["chargeback_reporting"]],
+        f"All-in showback ({rc})": [fmt_money(v, rc) for v in conv["showback_reporting"]],
+        "Rate": [f"{float(v):.6f}" if pd.notna(v) else "no rate" for v in conv["effective_rate"]],
+        "Rates used": [r if isinstance(r, str) else "" for r in conv["fx_basis"]],
+    })
+    ui.table(shown, f"money_in_{rc}", raw=conv)
+    for r in gaps.itertuples(index=False):
+        st.warning(f"Not converted: {md_text(r.fx_gap_reason)}")
+
+st.subheader("Commitments: committed vs used")
+commits = ui.guard(serving_screens.commitments, path)
+if commits is None or commits.empty:
+    st.caption("No FOCUS Contract Commitment dataset in the published data: nothing to compare.")
+else:
+    used = pd.DataFrame({
+        "Commitment": commits["ContractCommitmentId"], "Contract": commits["ContractId"],
+        "Category": commits["ContractCommitmentCategory"],
+        "Committed": [fmt_money(v, c) if pd.notna(v) else f"{q:,.0f} {u}" for v, q, u, c in
+                      zip(commits["x_committed_cost"], commits["x_committed_quantity"], commits["x_unit"],
+                          commits["BillingCurrency"])],
+        "Used": [fmt_money(v, c) if pd.notna(k) else f"{q:,.0f} {u}" for v, k, q, u, c in
+                 zip(commits["x_applied_cost"], commits["x_committed_cost"], commits["x_applied_quantity"],
+                     commits["x_unit"], commits["BillingCurrency"])],
+        "Used, %": [f"{float(v):.1f} %" if pd.notna(v) else "n/a" for v in commits["x_used_pct"]],
+        "Lines applied": commits["x_applied_lines"],
+        "In the dataset": commits["x_in_dataset"].map({True: "yes", False: "only on the bill"}),
+    })
+    ui.table(used, "commitments", raw=commits)
+    st.caption("Used = the cost (Spend commitments) or quantity (Usage commitments) the bill's ContractApplied "
+               "entries applied to each commitment; a commitment is never counted as cost.")

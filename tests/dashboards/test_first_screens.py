@@ -197,3 +197,14 @@ def test_gpu_decision_opens_on_every_workload_and_drills_into_one(page: object, 
                        f"{best[4]:.1%} accepted (target ≥ {best[5]:.0%})", f"/ {best[6]:,.0f} ms"])
     assert page.get_by_role("combobox", name="Workload", exact=True).input_value() == workload
     _no_exceptions(page)
+
+
+def test_chargeback_shows_every_currency_converted_and_the_rates(page: object, app_url: str, home: Path) -> None:
+    # The CAD bill (charged Saturday 2023-09-02) converts at the ECB's Friday rate 1.0844 / 1.4656: the page shows
+    # the converted total of every currency and the rate of that row, computed from fct_money_reporting.
+    invoice = _one(home, "select sum(invoice_reporting) from fct_money_reporting")
+    rate = _one(home, "select effective_rate from fct_money_reporting where currency = 'CAD'")
+    _open(page, f"{app_url}/chargeback", "Chargeback")
+    _wait_texts(page, ["All currencies in one", "Invoice, all currencies (USD)", fmt_money(invoice, "USD"),
+                       f"{float(rate):.6f}", "Commitments: committed vs used"])
+    _no_exceptions(page)
