@@ -49,3 +49,15 @@ def test_one_total_in_usd_and_no_offer_without_a_rate(home: Path) -> None:
                           "on fx.currency = o.currency and fx.day = cast(o.last_observed_at as date) "
                           "where o.currency <> 'USD' and fx.rate_to_reporting is null")
     assert missing == []
+
+
+def test_run_summary_prints_one_total_in_usd(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pipelines.cli_summary import print_money_story
+
+    (total,) = _rows(home, "select sum(invoice_reporting) as i, sum(chargeback_reporting) as c, "
+                           "sum(showback_reporting) as s from fct_money_reporting")
+    print_money_story(home / "serving.duckdb")
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if "all, in USD" in ln)
+    for key in ("i", "c", "s"):  # the CAD bill's 0.93 USD is inside each total
+        assert f"{total[key]:,.2f}" in line, (key, line)
