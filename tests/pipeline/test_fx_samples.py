@@ -5,8 +5,9 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
-import duckdb
 import pytest
+
+from tests import golden_cases
 
 
 @pytest.fixture(scope="module")
@@ -16,13 +17,9 @@ def home(sample_run: dict) -> Path:
 
 
 def _rows(home: Path, sql: str) -> list[dict]:
-    con = duckdb.connect(str(home / "serving.duckdb"), read_only=True)
-    try:
-        cur = con.execute(sql)
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row)) for row in cur.fetchall()]
-    finally:
-        con.close()
+    """Rows of the published copy (the shared golden-case reader)."""
+    with golden_cases.published({"home": home, "ok": True, "reason": None}) as con:
+        return golden_cases.rows(con, sql)
 
 
 def test_cad_bill_converts_at_the_ecb_rate_of_its_charge_day(home: Path) -> None:
