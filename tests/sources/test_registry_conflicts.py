@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import duckdb
@@ -101,7 +102,10 @@ def test_a_lost_workload_still_in_use_stops_every_refresh_until_fixed(tmp_path: 
                                "registry file defines"), line
         assert "3 row(s) of raw.eval_runs use workload 'nightly-evals'" in line and "\n" not in line
     (inputs / "registry" / "workloads.yaml").write_text(workloads)  # fixed: loads, no stop
-    os.utime(inputs / "registry" / "workloads.yaml")
+    # Versions of one registry file are ordered by observed time at whole seconds: the fix must be observed
+    # after the typo, not in the same second (a tie made this test fail once in five CI runs).
+    later = time.time() + 5
+    os.utime(inputs / "registry" / "workloads.yaml", (later, later))
     con = _load(tmp_path, inputs, "run-3")
     try:
         assert con.execute("select team_id from raw.registry_workloads as w join audit.file_loads as f "
