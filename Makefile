@@ -10,14 +10,14 @@ STAMP := $(VENV)/.synced-$(shell cat uv.lock pyproject.toml | sha256sum | cut -c
 # Bytecode: this machine sets PYTHONDONTWRITEBYTECODE=1, under which every process compiles every module
 # it imports, every time. Compiling the whole venv at install (UV_COMPILE_BYTECODE) took 24 s of wall and
 # 47 CPU s for 12,135 modules, of which the stack imports ~4,200 (19 CPU s to compile): make's commands
-# write the bytecode of what they import instead, once, on first import (issue 23, session 16).
+# write the bytecode of what they import instead, once, on first import.
 unexport PYTHONDONTWRITEBYTECODE
 export UV_PYTHON := $(shell command -v $(PYTHON))
 
 .PHONY: setup run test test-fast test-spark dashboard dev browser java focus-validator clean
 
 # uv straight into .tools (pip --target puts its binary in .tools/bin): 3.6 s against 7.7 s for a venv and its
-# pip first (issue 23). A Python whose pip refuses (no pip, an externally managed one) gets the venv.
+# pip first. A Python whose pip refuses (no pip, an externally managed one) gets the venv.
 $(UV):
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check --target $(TOOLS) uv==$(UV_VERSION) 2>/dev/null \
 	  || { $(PYTHON) -m venv $(TOOLS) && $(TOOLS)/bin/pip install --quiet uv==$(UV_VERSION); }
@@ -36,12 +36,12 @@ run: setup
 
 # The set-up steps side by side (a sub-make with -j): the locked venv and the dbt parse on one side, the
 # FOCUS validator's venv, chromium and Java (apt, one at a time: scripts/apt_install.sh) on the other.
-# --durations: the slowest tests in the log, next to the prefetch timeline (CI time, issue 23).
+# --durations: the slowest tests in the log, next to the prefetch timeline (CI time).
 test:
 	@$(MAKE) --no-print-directory -j4 setup browser java focus-validator
 	$(VENV)/bin/python -m pytest -q --durations=25
 
-# The Spark lane alone: the bundled samples built on Spark must equal the DuckDB build (issue 11).
+# The Spark lane alone: the bundled samples built on Spark must equal the DuckDB build.
 test-spark: setup java
 	$(VENV)/bin/python -m pytest -q -m spark
 

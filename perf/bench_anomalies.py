@@ -1,4 +1,4 @@
-"""Detection figures of the anomaly model on generated series (issue 21).
+"""Detection figures of the anomaly model on generated series.
 
 Runs the real dbt SQL of dbt/models/intermediate/anomalies/int_anomaly_daily_scored.sql (refs and the
 money macro substituted, default policy) in DuckDB over generated daily cost series:

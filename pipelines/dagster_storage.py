@@ -4,7 +4,7 @@ Dagster's `SqliteEventLogStorage` creates a SQLAlchemy engine, opens the SQLite 
 disposes the engine for every single event, and asset and check events are written twice (run
 shard + index shard). A sample refresh stores ~1,400 events (a planned event per asset at run
 start, a materialization per dbt model, a check evaluation per dbt test): profiled with py-spy,
-that bookkeeping was a third of the refresh's wall time (issue 23). This subclass keeps one engine
+that bookkeeping was a third of the refresh's wall time. This subclass keeps one engine
 per shard for the life of the process (a small LRU, so a long-lived `dagster dev` daemon does not
 hold a file handle per run ever seen), remembers which tables exist instead of opening a fresh
 engine to ask before every check event, and opens the files in SQLite's WAL mode with

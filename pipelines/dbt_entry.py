@@ -1,6 +1,6 @@
 """`gpu-ledger-dbt [--in DIR] <dbt arguments>`: dbt itself, started from inside DIR.
 
-Why (issue 23): dbt reuses its parse of the project (`<target>/partial_parse.msgpack`) only while the
+Why: dbt reuses its parse of the project (`<target>/partial_parse.msgpack`) only while the
 profile renders the same connection values and the same `--vars`; any difference means a parse from
 scratch (8.5 s on this machine, against 4.3 s for a whole partial-parse start). The ledger's location
 reaches dbt's profile as a var, so an absolute path made every warehouse home parse the project once
@@ -29,9 +29,9 @@ DBT_LEDGER_VARS: dict[str, str] = {"ledger_db": "ledger.duckdb"}
 # `gpu-ledger-dbt [--in DIR] --run-results-only <dbt command>`: the command without dbt's JSON artifacts
 # (`--no-write-json`), then run_results.json alone, where dbt writes it. dbt writes manifest.json twice per
 # command (after the parse and again at the end): ~3 of ~25 CPU s of a sample-home build started afresh, ~1.5
-# of ~20 in the test session's warm dbt process (BENCHMARKS.md, session 17). A home's build reads nothing
+# of ~20 in the test session's warm dbt process. A home's build reads nothing
 # but run_results.json (dagster-dbt and the audit table); the manifest Dagster builds its assets from is the
-# one `gpu-ledger prepare` wrote in dbt/target (issue 23).
+# one `gpu-ledger prepare` wrote in dbt/target.
 RUN_RESULTS_ONLY = "--run-results-only"
 
 

@@ -1,7 +1,7 @@
 """The dbt manifest: where it is, and `dbt parse` when it is stale, without importing Dagster.
 
 `gpu-ledger prepare` (run by `make setup` and `make test` before anything else) only needs this: importing
-dagster-dbt cost it ~4.5 s of a ~15 s set-up step (issue 23). `pipelines.dbt_project` re-exports it next
+dagster-dbt cost it ~4.5 s of a ~15 s set-up step. `pipelines.dbt_project` re-exports it next
 to the DbtProject that dagster-dbt builds its assets with (the same manifest path: tests/test_layout.py checks it).
 """
 

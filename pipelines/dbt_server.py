@@ -1,8 +1,8 @@
-"""A warm dbt: `gpu-ledger-dbt` hands its command to a process that imported dbt once (issue 23).
+"""A warm dbt: `gpu-ledger-dbt` hands its command to a process that imported dbt once.
 
 Every dbt command the pipeline runs is a new Python process (dagster-dbt starts `gpu-ledger-dbt` as a
 subprocess), and ~2 CPU s of each `dbt build` on the samples went to starting Python and importing
-dbt, its adapters and their (de)serialisers before the first node ran (BENCHMARKS.md, session 15):
+dbt, its adapters and their (de)serialisers before the first node ran:
 ~20 % of a small build. The test suite runs ~30 of them.
 
 When the variable GPU_LEDGER_DBT_SERVER names the socket of a running server (the test session starts

@@ -1,4 +1,4 @@
-"""Where the dbt transforms run (issue 11): the embedded DuckDB file, or Apache Spark.
+"""Where the dbt transforms run: the embedded DuckDB file, or Apache Spark.
 
 The ingest, the checks and the publication always work on the DuckDB ledger. For Spark, the raw and
 audit tables are exported to the Parquet lake before `dbt build --target spark`, and the marts Spark

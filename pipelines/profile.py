@@ -1,4 +1,4 @@
-"""Where the time of a refresh went (issue 23): seconds per stage, kept in last_refresh.json.
+"""Where the time of a refresh went: seconds per stage, kept in last_refresh.json.
 
 Stages are the Dagster steps of the run (landing, parse + load per family, dbt build, the
 great-expectations suites, publish, team reports, dbt docs), timed from their STEP_START to

@@ -1,4 +1,4 @@
-"""The "Anomalies and forecast" section of a team report (issue 21).
+"""The "Anomalies and forecast" section of a team report.
 
 For one team and month: the anomalies of the team's series (the team, its workloads and their unit
 cost) on days of the month, each with its expected band, root cause and a small chart of its series;

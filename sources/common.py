@@ -77,7 +77,7 @@ class StreamEnd:
 
 
 class BatchedParse(Protocol):
-    """A parse of one big table in bounded batches (issue 23: memory must not grow with the file).
+    """A parse of one big table in bounded batches (memory must not grow with the file).
 
     `batches()` yields tables of at most a fixed number of rows, in file order, whose
     `_source_line` is provisional (row index + 2); once they are exhausted, `finish()` returns the

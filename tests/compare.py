@@ -1,4 +1,4 @@
-"""Compare the marts two engines built: row for row, money to the cent (issue 11).
+"""Compare the marts two engines built: row for row, money to the cent.
 
 Both sides are read from DuckDB files (the Spark marts are imported by warehouse/lake.py), and each
 table is normalised before comparison so that only meaningful differences count:

@@ -218,7 +218,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 
 # CPU s of this process (and the children it waited for) spent in each test module's setup, calls and
-# teardowns: where the pytest process's own share of the suite's CPU goes (issue 23).
+# teardowns: where the pytest process's own share of the suite's CPU goes.
 MODULE_CPU: dict[str, float] = {}
 
 

@@ -1,4 +1,4 @@
-"""The test session's warm dbt server (issue 23): imports dbt once, forks a child per dbt command.
+"""The test session's warm dbt server: imports dbt once, forks a child per dbt command.
 
 `pipelines/dbt_server.py` is the caller's side (`gpu-ledger-dbt`) and says why. The test session
 starts one server (tests/conftest.py) and names its socket in GPU_LEDGER_DBT_SERVER, so every

@@ -374,7 +374,7 @@ _EARLY: list[_Lane] = []  # workers started before collection (`prestart`)
 
 def prestart(base: Path) -> None:
     """Start the workers now, so that they import the pipeline (PRELOAD) while pytest collects: one
-    core is mostly idle during the ~13 s of collection otherwise (issue 23). `configure` hands them
+    core is mostly idle during the ~13 s of collection otherwise. `configure` hands them
     their jobs; with no job to run they are stopped then."""
     for index in range(LANES):
         lane = _Lane(base, index)

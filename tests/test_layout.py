@@ -1,8 +1,9 @@
-"""The house rules of issue 15, checked on the code itself (each can fail on a change that breaks one)."""
+"""The house rules, checked on the code itself (each can fail on a change that breaks one)."""
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -112,3 +113,39 @@ def test_the_manifest_parse_needs_no_dagster() -> None:
     from pipelines.dbt_project import ledger_dbt
 
     assert done.stdout.strip() == f"[] {ledger_dbt.manifest_path}"
+
+
+# A citation of a ticket or work period (the word "issue" or "session", then its number): the text should
+# say the reason itself. Only a number right after the word counts, so "a known issue" and "8 sessions" pass.
+CITATION = re.compile(r"\b(?:issues?|session)[ #-]?#?\d+", re.IGNORECASE)
+# Verbatim third-party files (provider exports, benchmark logs, public fixtures) are not our wording and may
+# cite their own trackers; the notes we write beside them (*.md) are checked like everything else.
+THIRD_PARTY = ("samples/", "tests/data/")
+# BENCHMARKS.md is being rewritten from its run-by-run log into the current figures; it joins the check then.
+NOT_YET = ("BENCHMARKS.md",)
+
+
+def citations(text: str) -> list[int]:
+    """Line numbers (1-based) of `text` that cite an issue or session number."""
+    return [n for n, line in enumerate(text.splitlines(), 1) if CITATION.search(line)]
+
+
+def test_no_text_cites_an_issue_or_session_number() -> None:
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    offenders = []
+    for name in filter(None, listed.decode().split("\0")):
+        path = REPO / name
+        if name.startswith(THIRD_PARTY) and not name.endswith(".md") or name in NOT_YET or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if b"\0" in data[:8192]:  # binary (images, Parquet, DuckDB files)
+            continue
+        offenders += [f"{name}:{n}" for n in citations(data.decode("utf-8", errors="replace"))]
+    assert offenders == [], "cite the reason, not an issue or session number:\n" + "\n".join(offenders)
+
+
+def test_the_citation_check_is_not_vacuous() -> None:
+    word = "is" + "sue"  # spelled apart so this file does not cite one itself
+    cited = f"a ({word} 23) b\nfine\nsee {word.title()} #7\n{word}s 19 and 22\nSes" + "sion 14's figure\n"
+    assert citations(cited) == [1, 3, 4, 5]
+    assert citations(f"a known {word}\n8 sessions need 1 replica\nthe {word}, 3 times over\n") == []

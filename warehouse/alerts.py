@@ -1,4 +1,4 @@
-"""Spend alerts (issue 21): new anomalies and forecast budget breaches, each posted once.
+"""Spend alerts: new anomalies and forecast budget breaches, each posted once.
 
 After a publication, `raise_alerts` reads the published marts and builds one alert per
 - anomaly in fct_cost_anomalies on one of the last `LOOKBACK_DAYS` days of its series' data (older

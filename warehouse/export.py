@@ -1,4 +1,4 @@
-"""Write the published FOCUS 1.3 export (fct_focus_export) to files (issue 22).
+"""Write the published FOCUS 1.3 export (fct_focus_export) to files.
 
 Reads only the published copy (serving.duckdb) on a read-only DuckDB connection and writes with
 DuckDB COPY: Parquet (default; DECIMAL money kept exact) or CSV with a header. One file per billing

@@ -258,7 +258,7 @@ def ingest_family(
                 pending.setdefault(f.sha256, f)
     files = list(pending.values())
     # Files are committed and audited in manifest order; the next PREPARE_AHEAD ones are parsed and
-    # written to their temporary Parquet files meanwhile, on the other core (issue 23).
+    # written to their temporary Parquet files meanwhile, on the other core.
     ahead: dict[int, _Ahead | None] = {}
     with ThreadPoolExecutor(max(1, PREPARE_AHEAD), thread_name_prefix="gpu-ledger-prepare") as pool:
         try:

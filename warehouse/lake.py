@@ -1,4 +1,4 @@
-"""The Parquet layer between the raw store and another SQL engine (issue 11, docs/spark.md).
+"""The Parquet layer between the raw store and another SQL engine (docs/spark.md).
 
 DuckDB stays the raw store of record: loads are transactional and idempotent per landed file
 (replace by file hash), and the audit tables live beside them. For an engine that cannot open a

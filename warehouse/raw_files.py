@@ -1,8 +1,8 @@
-"""Raw tables kept as Parquet files beside the ledger (contract `storage: parquet`; issue 23).
+"""Raw tables kept as Parquet files beside the ledger (contract `storage: parquet`).
 
 The bulk table, raw.gpu_samples (a month of a 1,000-GPU fleet is 43M rows), cost 4-5x more to
 insert into DuckDB's own storage than to write as Parquet: 0.75-1.0 s against 0.17 s for one
-368,640-row day of 256 GPUs, while DuckDB aggregates both equally fast (BENCHMARKS.md, session 8).
+368,640-row day of 256 GPUs, while DuckDB aggregates both equally fast.
 So such a table is one Parquet file per landed file, `<ledger>.raw/<table>/<file_hash>.parquet`,
 and `raw.<table>` is a view over them: dbt sources, the GX suites, the lake export and the tests
 query it as before.

@@ -1,4 +1,4 @@
-"""Readers of the published anomaly and forecast marts (issue 21) for the dashboard, reports and alerts.
+"""Readers of the published anomaly and forecast marts for the dashboard, reports and alerts.
 
 Every reader goes through `warehouse.serving.query` (a fresh read-only connection to serving.duckdb)
 and returns an empty frame when the publication predates the marts, so older homes still render.

@@ -4,7 +4,7 @@ A query normally opens a short-lived read-only connection and closes it, so a re
 new publication into place at any time. A batch reader that runs many queries in a row (the team
 reports: ~140 per refresh) wraps them in `reading(path)`: one connection for the block, in that
 thread / context only. Opening the publication costs ~30 ms (its catalog), which was most of a
-report's time (issue 23).
+report's time.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Readers for the Data quality page's input gates (issue 19): bills held out for want of a currency,
+"""Readers for the Data quality page's input gates: bills held out for want of a currency,
 team tag values no registered team answers to, credentials redacted per file.
 
 Same rules as `warehouse.serving`: one short read-only query each through `serving.query`, money kept as

@@ -1,5 +1,5 @@
 """Anomalies & forecast: each spend anomaly against its series, expected band and root cause; the
-chargeback and all-in showback forecasts with their interval and budget breach date (issue 21)."""
+chargeback and all-in showback forecasts with their interval and budget breach date."""
 
 from __future__ import annotations
 

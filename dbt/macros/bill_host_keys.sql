@@ -5,7 +5,7 @@
 
   bill_host_keys(relation, columns): each bill line's host keys as rows (`columns` + `host_key`), so
   usage meets them in one equi-join on the key. Comparing each usage row with every bill line on the
-  three conditions OR'ed was a range join (issue 23). Values compare as stored: callers pass lower-case
+  three conditions OR'ed was a range join. Values compare as stored: callers pass lower-case
   resource ids and names and compare them to lower(host).
 
   host_is_bill_resource(host, resource_id, resource_name): the same rule as one condition, for the rare

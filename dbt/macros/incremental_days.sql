@@ -1,4 +1,4 @@
-{# Incremental-by-day helpers (issue 10: a nightly refresh costs in proportion to the new day).
+{# Incremental-by-day helpers (a nightly refresh costs in proportion to the new day).
 
    An incremental model keeps `x_loaded_at` (the latest audit.file_loads.loaded_at of the files its
    rows came from) as its watermark. In an incremental run it rebuilds exactly the UTC days that

@@ -5,7 +5,7 @@
   (`config: {meta: {checks: {...}}}`), checked by ONE test per model.
 
   Why not dbt's per-column tests: each is its own dbt node, and a nightly build paid ~40 ms of dbt
-  overhead per node for 327 not_null/unique tests and 70 value tests (issue 23). This test asserts
+  overhead per node for 327 not_null/unique tests and 70 value tests. This test asserts
   what they asserted, in one node and one scan for the nulls and the values. A model-level unique
   key is what the `unique_combination` test was: nulls group together, so two rows (null, 'x') are
   duplicates. Without an enforced contract dbt only records constraints; this test is what enforces
@@ -20,7 +20,7 @@
 
   Foreign keys, the test's `relationships` argument (what dbt's `relationships` test checked, one node
   each: 25 of a refresh's 265 dbt nodes, each also a Dagster asset check with three events, and on
-  Spark a query of its own; issue 23):
+  Spark a query of its own):
     - column_constraints:
         name: column_constraints_<model>_        (the name the test has without arguments)
         arguments:

@@ -24,7 +24,7 @@ bill_priced as (
            coalesce(sum(lines.amount), 0) as priced
     from ledger_gpu
     -- a bill line's cost lines carry its key, its idle share the key + '#idle'; one equi-join on the key
-    -- (an OR of the two was a range join, 14.7 s -> 1.1 s at 256 GPUs x 30 days; issue 23)
+    -- (an OR of the two was a range join, 14.7 s -> 1.1 s at 256 GPUs x 30 days)
     left join lines
         on lines.source_kind = 'bill_line'
         and regexp_replace(lines.source_ref, '#idle$', '') = ledger_gpu.x_charge_key

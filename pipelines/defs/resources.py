@@ -15,7 +15,7 @@ from pipelines.resources import LedgerResource, refresh_lock_resource
 
 
 class LedgerDbtCli(DbtCliResource):
-    """dagster-dbt's CLI resource without two start-up costs this project does not use (issue 23).
+    """dagster-dbt's CLI resource without two start-up costs this project does not use.
 
     - dagster-dbt learns the dbt version by running `dbt --version` in a subprocess (~3 s of imports
       on this machine); dbt-core is installed in this very environment (its entry point here is

@@ -1,4 +1,4 @@
-"""Load-time gates on parsed bill lines (issue 19): impossible amounts never reach raw, and a file
+"""Load-time gates on parsed bill lines: impossible amounts never reach raw, and a file
 that names no currency says so in dq_rejects.
 
 Bounds live in ONE place, `reference.bounds.PLAUSIBILITY` (USD; other currencies scaled by

@@ -71,7 +71,7 @@ w("billing", "invoice_totals_bad.csv",
   "INV-CAT-2,ACCT-CATALOGUE,2024-10-01,USD,n/a\n"
   "INV-CAT-3,ACCT-CATALOGUE,2024-13-45,USD,0.00\n")
 
-# issue 19: plausibility gates, a file naming no currency, credentials in tags
+# Plausibility gates, a file naming no currency, credentials in tags
 w("billing", "focus_quadrillion.csv", csv_text([H, row(1, BilledCost="1000000000000000.00", EffectiveCost="1000000000000000.00",
     ChargeDescription="g6e.xlarge usage", ConsumedQuantity="1", ConsumedUnit="Hours", PricingQuantity="1", PricingUnit="Hours"),
     R[2], R[3]]))

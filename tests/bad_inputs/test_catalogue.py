@@ -154,7 +154,7 @@ def test_file_outcome(catalogue_run: dict, family: str, name: str, spec: dict) -
 
 
 def test_a_file_without_currency_is_held_out_and_listed(catalogue_run: dict) -> None:
-    """Issue 19: no money without a currency is published. focus_no_currency_column.csv has two lines
+    """No money without a currency is published. focus_no_currency_column.csv has two lines
     (BilledCost 0.00001518370 and 0.00133333330, no BillingCurrency column, account 1234567890123) and
     the bundled registry names no default_currency_by_account: both are held out, listed with their
     sum 0.0000151837 + 0.0013333333 = 0.0013485170, and a warn-level check says so; no published

@@ -125,7 +125,7 @@ def page(browser: object) -> Iterator[object]:
     """One tab for the module's tests. Each test opens its page with `goto` (`_open`): a new document and a
     new Streamlit session (the app keeps its state per connection, none in the browser's storage), in the
     same renderer process, which keeps Streamlit's JavaScript compiled: a new tab per test made chromium
-    compile it again, 98.6 against 65.4 CPU s for the module, 194.5 against 142.3 for the whole run (issue 23)."""
+    compile it again, 98.6 against 65.4 CPU s for the module, 194.5 against 142.3 for the whole run."""
     pg = browser.new_page(viewport={"width": WIDTH, "height": 1000})
     yield pg
     pg.close()

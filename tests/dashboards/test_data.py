@@ -220,7 +220,7 @@ def test_home_resolution_reads_env_at_call_time(tmp_path: Path, monkeypatch: pyt
 
 @pytest.mark.parametrize(("amount", "text"), [
     (Decimal("0.005508474576"), "USD 0.005508"), (Decimal(400), "USD 400.00"), (None, "n/a"),
-    # 2.152e-05 as issue 20 saw it: 4 significant digits, plain decimal
+    # 2.152e-05 as the page once printed it: 4 significant digits, plain decimal
     (Decimal("0.0000215234"), "USD 0.00002152"), (Decimal("0.5"), "USD 0.5000"), (Decimal(0), "USD 0.00"),
 ])
 def test_fmt_unit_cost_keeps_small_unit_costs_readable(amount: Decimal | None, text: str) -> None:

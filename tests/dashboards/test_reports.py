@@ -124,7 +124,7 @@ def test_safe_name(name: str, safe: str) -> None:
 
 
 def test_a_reading_block_shares_one_connection_and_one_publication(tmp_path: Path, monkeypatch) -> None:
-    """`serving.reading`: the ~140 queries of a report run share one connection (issue 23: opening the
+    """`serving.reading`: the ~140 queries of a report run share one connection (opening the
     publication was most of a report's time), and a publication renamed in meanwhile is not mixed in."""
     from tests.dashboards.serving_fixture import build_serving
     from warehouse import serving, serving_conn

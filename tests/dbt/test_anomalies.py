@@ -1,4 +1,4 @@
-"""Spend anomalies with a root cause and chargeback forecasts, by hand (issue 21).
+"""Spend anomalies with a root cause and chargeback forecasts, by hand.
 
 One refresh of tests/fixtures/anomalies/spike_2025-04/ (registry: teams alpha 3000 USD, beta
 10000 EUR, gamma 1000 EUR; policy anomaly_detection {min_history_days 7, window_days 28,

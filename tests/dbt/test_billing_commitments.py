@@ -1,4 +1,4 @@
-"""Commitment utilisation, savings and billing data-quality checks (issue 4) on the FOCUS spec examples.
+"""Commitment utilisation, savings and billing data-quality checks on the FOCUS spec examples.
 
 One refresh (module fixture) on registry + the 11 FOCUS spec example files + the FOCUS 1.0 sample,
 the sample landed twice under two names (identical bytes). A second fixture copies that home and
@@ -51,7 +51,7 @@ pytestmark = pytest.mark.skipif(not SPEC.is_dir(), reason="FOCUS spec examples n
 def _inputs(root: Path) -> Path:
     inputs = root / "inputs"
     shutil.copytree(SAMPLES / "registry", inputs / "registry")
-    # The spec examples name no currency: without this they are held out of the ledger (issue 19).
+    # The spec examples name no currency: without this they are held out of the ledger.
     (inputs / "registry" / "currency_policy.yaml").write_text('policies:\n  default_currency_by_account: {default: EUR}\n')
     billing = inputs / "billing"
     billing.mkdir(parents=True)
@@ -204,7 +204,7 @@ def test_invalid_hour_row_rejected_rest_loads(run):
         "select line, rule, column_name from audit.dq_rejects "
         "where file_name = 'commitment_discount_purchase_scenario_2.csv' order by line nulls first").fetchall()
     # The spec examples have no BillingCurrency column: one file-level entry (line NULL, drops no row)
-    # names the file (issue 19, docs/sources/billing.md), then the quarantined row.
+    # names the file (docs/sources/billing.md), then the quarantined row.
     assert rejects == [(None, "missing_currency_column", "BillingCurrency"), (4, "invalid_timestamp", "ChargePeriodEnd")]
     lines, billed = con.execute(
         "select count(*), sum(BilledCost) from marts.ledger_focus "

@@ -1,4 +1,4 @@
-"""A bare FOCUS export is enough to start; nothing absurd reaches a published sum (issue 19).
+"""A bare FOCUS export is enough to start; nothing absurd reaches a published sum.
 
 Two refreshes of ONE hand-written FOCUS file (USD, billing period 2025-04, account ACCT-ZC):
 

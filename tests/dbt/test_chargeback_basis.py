@@ -1,4 +1,4 @@
-"""Chargeback on two bases, by hand (issue 16, item 1 and "Done when").
+"""Chargeback on two bases, by hand.
 
 One refresh of tests/fixtures/billing/commitments_2025-04/ (registry: teams inference, training,
 analytics; policies chargeback_basis amortised and unused_commitment_policy unallocated, the

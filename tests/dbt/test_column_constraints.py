@@ -1,4 +1,4 @@
-"""The `column_constraints` test: a model's declared not_null / unique constraints and value checks, one dbt node (issue 23).
+"""The `column_constraints` test: a model's declared not_null / unique constraints and value checks, one dbt node.
 
 The columns say `constraints: [{type: not_null}, {type: unique}]`; the model's one
 `column_constraints` test (dbt/macros/test_column_constraints.sql) checks them all. These tests

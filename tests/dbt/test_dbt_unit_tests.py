@@ -1,4 +1,4 @@
-"""Every dbt unit test of the project, once (issue 23).
+"""Every dbt unit test of the project, once.
 
 dbt unit tests check a model's SQL on literal input rows (the hand-computed chargeback, idle and
 FOCUS-split cases in the `_*__models.yml` files), not the data, so the nightly build leaves them

@@ -1,5 +1,4 @@
-"""dbt docs describe every published column; the yml files under dbt/models follow one naming scheme
-(issue 15, items 7 and 8).
+"""dbt docs describe every published column; the yml files under dbt/models follow one naming scheme.
 
 - Naming (dbt Labs, "How we structure our dbt projects"): each model folder has one
   `_<folder>__models.yml` (its models, columns, tests and unit tests) and a staging source is defined
@@ -78,7 +77,7 @@ def test_yml_files_follow_the_naming_scheme() -> None:
 
 
 def test_naming_check_catches_the_old_names(tmp_path: Path) -> None:
-    """The check is not vacuous: the names used before issue 15 are reported."""
+    """The check is not vacuous: the names the models had before the naming scheme are reported."""
     (tmp_path / "marts" / "billing").mkdir(parents=True)
     (tmp_path / "marts" / "billing" / "ledger_focus.sql").write_text("select 1 as x\n")
     (tmp_path / "marts" / "billing" / "_billing_marts.yml").write_text("version: 2\nmodels: []\n")

@@ -1,4 +1,4 @@
-"""The golden ledger (issue 17): the real pipeline on tests/golden/inputs/, every row to the cent.
+"""The golden ledger: the real pipeline on tests/golden/inputs/, every row to the cent.
 
 Every expected figure below is derived by hand in tests/golden/EXPECTED.md (section numbers in the
 comments). The tests compare whole tables: a row too many or too few fails as surely as a wrong cent.

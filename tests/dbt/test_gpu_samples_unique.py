@@ -1,4 +1,4 @@
-"""One row per sample in `stg_usage__gpu_samples` on the bundled samples' ledger (issue 23, session 6).
+"""One row per sample in `stg_usage__gpu_samples` on the bundled samples' ledger.
 
 The view no longer dedupes with a window (its SQL says why: the parsers drop in-file repeats,
 rows without a time included, and a file's rows are replaced as a unit). This checks the result on

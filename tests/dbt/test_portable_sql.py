@@ -1,4 +1,4 @@
-"""The dbt project stays portable (issue 11): engine-specific SQL lives only in the dispatched
+"""The dbt project stays portable: engine-specific SQL lives only in the dispatched
 macros of dbt/macros/portable/. This catches DuckDB-only syntax creeping back into a model, a
 singular test or a shared macro, which would break the Spark lane."""
 

@@ -1,7 +1,7 @@
 """The project's DuckDB `table` and `view` materializations (dbt/macros/materializations/replace_in_place.sql).
 
 They replace a relation with one `create or replace` in the model's transaction instead of dbt's
-temporary name, two renames and a drop (issue 23). What that must not lose: a model whose build
+temporary name, two renames and a drop. What that must not lose: a model whose build
 fails leaves the previous relation and its rows in place; nothing is left under a temporary or
 backup name; a model can change between table and view; a model with an enforced contract is
 refused loudly rather than built without its constraints. Checked on a two-model project in a

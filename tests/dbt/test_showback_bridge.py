@@ -1,4 +1,4 @@
-"""All-in showback and the Invoice -> Chargeback -> All-in showback bridge (issue 16, item 2).
+"""All-in showback and the Invoice -> Chargeback -> All-in showback bridge.
 
 The fixture of test_chargeback_basis.py (see its docstring for the twelve lines) with the other two
 policies: chargeback_basis billed and unused_commitment_policy spread. Figures by hand:

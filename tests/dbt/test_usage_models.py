@@ -1,4 +1,4 @@
-"""GPU usage models (issue 5) on the real Hábrók sacct/scontrol files and DCGM/nvidia-smi captures.
+"""GPU usage models on the real Hábrók sacct/scontrol files and DCGM/nvidia-smi captures.
 
 Figures read by hand from samples/inputs/usage/hb_jobinfo_sacct_snowman_delim.txt (times taken as UTC,
 docs/sources/usage.md):
@@ -48,7 +48,7 @@ def test_job_8150389_gpu_hours_spread_over_its_hours(usage_db):
         con, "select count(*), sum(allocated_gpu_hours), min(hour_start), max(hour_start), "
              "arg_min(allocated_gpu_hours, hour_start), arg_max(allocated_gpu_hours, hour_start) "
              "from intermediate.int_gpu_usage_hourly where job_id = '8150389'")
-    # hours are DECIMAL(38, 9) per hour bucket (issue 17: reruns publish the same digits): 70 buckets
+    # hours are DECIMAL(38, 9) per hour bucket (reruns publish the same digits): 70 buckets
     # rounded at 1e-9 each stay within 1e-7 of the exact total
     assert float(total) == pytest.approx(expected, abs=1e-7)
     # 20:33:32 on the 13th to 17:42:48 on the 16th touches 70 hour buckets (20h .. 17h, 3 days later)

@@ -17,7 +17,7 @@ reaches the dbt child too):
 A and the result of 4 are completed runs on the same inputs, with two killed runs between them:
 their published marts must be identical.
 
-(Until session 7 a full run sat between 2 and 3, as the reference for 3. Run 3 reaching the publish
+(A full run used to sit between 2 and 3, as the reference for 3. Run 3 reaching the publish
 pause proves the same recovery, and the suite is CPU-bound: one CLI refresh is ~45 CPU s.)
 """
 
@@ -130,7 +130,7 @@ def build_kill_sequence(root: Path, focus_home: dict) -> dict:
             # An open costs ~30 ms of CPU and serving.duckdb only changes when the run publishes (a new
             # copy written beside it, then renamed over it): 4 reads a second until that copy appears
             # (or the stale one goes), then one every 20 ms through the swap to the end of the run. A
-            # 20 ms loop throughout kept ~60 % of a core busy for the whole refresh (issue 23).
+            # 20 ms loop throughout kept ~60 % of a core busy for the whole refresh.
             publishing = publishing or _publish_copies(home) != stale
             time.sleep(0.02 if publishing else 0.25)
 

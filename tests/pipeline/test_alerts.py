@@ -1,4 +1,4 @@
-"""Spend alerts (issue 21): each anomaly and budget breach is POSTed once across refreshes.
+"""Spend alerts: each anomaly and budget breach is POSTed once across refreshes.
 
 The end-to-end case refreshes tests/fixtures/anomalies/spike_2025-04 twice into one home with
 GPU_LEDGER_WEBHOOK_URL pointing at a local HTTP server (127.0.0.1). tests/dbt/test_anomalies.py
@@ -52,7 +52,7 @@ def build_alert_runs(root: Path) -> dict:
 
     The first refresh's publication is kept as `first_serving`: tests/dbt/test_anomalies.py checks the
     fixture's marts on it (the same inputs into a fresh home; the webhook only decides where alerts go),
-    rather than refreshing the same fixture a third time (issue 23)."""
+    rather than refreshing the same fixture a third time."""
     from pytest_httpserver import HTTPServer
 
     from pipelines.cli import execute_refresh

@@ -1,6 +1,6 @@
 """The command line as a new user meets it: wrong usage gets one clear line and a non-zero exit,
 unknown names list the valid ones, `status` tells an interrupted refresh from a finished one, and
-a run reports each stage as it goes (issue 20, item 6 and 8)."""
+a run reports each stage as it goes."""
 
 from __future__ import annotations
 

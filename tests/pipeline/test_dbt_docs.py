@@ -67,8 +67,8 @@ def test_a_new_homes_first_build_starts_from_the_prepared_parse(sample_run: dict
 
 @pytest.mark.e2e
 def test_docs_are_rebuilt_only_when_manifest_or_schema_changed(sample_run: dict, tmp_path) -> None:
-    """A refresh that changes neither the dbt project nor the warehouse schema keeps the site on disk
-    (issue 23); a new column makes the next refresh regenerate it, and the catalog shows the column."""
+    """A refresh that changes neither the dbt project nor the warehouse schema keeps the site on disk;
+    a new column makes the next refresh regenerate it, and the catalog shows the column."""
     import shutil
 
     import duckdb

@@ -1,4 +1,4 @@
-"""FOCUS 1.3 export (issue 22): split allocation rows, the partition of the ledger, conformance, CLI.
+"""FOCUS 1.3 export: split allocation rows, the partition of the ledger, conformance, CLI.
 
 Hand-computed case: one refresh of tests/fixtures/export/shared_split_2025-04/ (registry: teams
 inference, training, analytics; policies chargeback_basis amortised, idle_policy separate). The FOCUS

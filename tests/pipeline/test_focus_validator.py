@@ -1,4 +1,4 @@
-"""The FinOps Foundation's focus-validator on the FOCUS export (issue 22).
+"""The FinOps Foundation's focus-validator on the FOCUS export.
 
 focus-validator 1.0.0 checks FOCUS 1.0, so the test writes the export's 1.0 subset: the FOCUS 1.0
 columns the ledger holds (1.3 `ServiceProviderName` back to 1.0 `ProviderName`; timestamps as

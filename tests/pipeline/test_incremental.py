@@ -1,4 +1,4 @@
-"""Incremental nightly (issue 10): adding a day or restating one rebuilds only those days, and the
+"""Incremental nightly: adding a day or restating one rebuilds only those days, and the
 result equals a full rebuild of the same inputs. Three refreshes of one small generated fleet:
 
 1. DCGM telemetry of days 1-2 (every other file of the 3-day fleet is there from the start, so day 2's

@@ -58,7 +58,7 @@ def _litellm_log() -> str:
     ]) + "\n"
 
 
-FOCUS_SECRETS = {  # issue 19: credentials planted in FOCUS Tags (all carry MARKER)
+FOCUS_SECRETS = {  # credentials planted in FOCUS Tags (all carry MARKER)
     "deploy-token": "sk-ant-api03-PLANTED-0123456789abcdef",
     "aws_access_key_id": "AKIAPLANTED012345678",
     "db_password": "PLANTED-hunter2",
@@ -223,7 +223,7 @@ def test_raw_keys_are_stored_as_their_sha256(secret_run: dict) -> None:
 
 
 def test_focus_tag_credentials_are_stored_as_their_sha256(secret_run: dict) -> None:
-    """Issue 19: each planted tag value is in raw and in the published ledger only as sha256:<hex>;
+    """Each planted tag value is in raw and in the published ledger only as sha256:<hex>;
     the malformed line is quarantined by line, without its credentials."""
     import json
 
@@ -246,7 +246,7 @@ def test_focus_tag_credentials_are_stored_as_their_sha256(secret_run: dict) -> N
 
 
 def test_labels_commands_descriptions_and_metadata_keep_only_hashes(secret_run: dict) -> None:
-    """Issue 19: the shared load-time scrub (sources/secrets.py) covers every family: a Kubernetes
+    """The shared load-time scrub (sources/secrets.py) covers every family: a Kubernetes
     label, a benchmark command line and a bill's ChargeDescription keep their other words; the
     credentials are stored as sha256:<hex> of the credential alone. Each file's count is published."""
     import json

@@ -107,7 +107,7 @@ def test_spec_examples(public_data: Path, name: str) -> None:
     assert out.row_count() == rows
     # The spec examples carry no BillingCurrency column: the rows load into raw, ONE file-level entry
     # (line None) names the file in dq_rejects, and the ledger holds them out unless the registry
-    # gives the account's currency (issue 19).
+    # gives the account's currency.
     file_level = [r for r in out.rejects if r.line is None]
     assert [(r.rule, r.column) for r in file_level] == [("missing_currency_column", "BillingCurrency")]
     assert f"its {rows} rows are held out of the ledger" in file_level[0].message

@@ -1,4 +1,4 @@
-"""Issue 19 at load: impossible bill lines quarantined with the bound they broke, a file naming no
+"""Billing gates at load: impossible bill lines quarantined with the bound they broke, a file naming no
 currency named, credentials in tags kept only as their hash. Every figure below is worked out by
 hand from the lines written here and warehouse/reference.py PLAUSIBILITY (USD: 1e9 per line,
 1000 per instance-hour, unit price judged from 1 USD up; JPY bound x 400)."""

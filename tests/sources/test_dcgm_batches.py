@@ -1,4 +1,4 @@
-"""dcgm_csv in bounded batches (issue 23): the batched parse and the batched raw load give exactly the
+"""dcgm_csv in bounded batches: the batched parse and the batched raw load give exactly the
 rows, lines and rejects of the whole-file parse, whatever the batch size."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Every parser that writes raw.gpu_samples keeps one row per (time, GPU series, pod) within a file,
-including rows without a time (issue 23, session 6).
+including rows without a time.
 
 `stg_usage__gpu_samples` has no `qualify row_number()` dedupe of its own any more: it relied on the
 parsers dropping in-file duplicates and on a file's rows being replaced as a unit

@@ -1,4 +1,4 @@
-"""Landing remembers each input's sha256 by path and stat (issue 23, session 6): an unchanged file is
+"""Landing remembers each input's sha256 by path and stat: an unchanged file is
 not read again on the next night; a file whose size, mtime (or inode, ctime) changed is hashed again."""
 
 from __future__ import annotations

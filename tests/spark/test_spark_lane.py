@@ -1,4 +1,4 @@
-"""The Spark lane (issue 11): the bundled samples built on Apache Spark publish the same marts as
+"""The Spark lane: the bundled samples built on Apache Spark publish the same marts as
 the DuckDB build, row for row, money to the cent.
 
 The Spark refresh runs on a copy of the DuckDB sample home, so the same landed files and raw rows
@@ -102,7 +102,7 @@ def test_spark_run_ran_its_checks(spark_run: dict) -> None:
 def test_spark_jvm_kept_its_jit(spark_run: dict) -> None:
     """The JVM's JIT compiled to the end: with C1 alone (dbt/profiles.yml) HotSpot reserves the client
     VM's 48 MB code cache, which a sample build filled, and a full cache disables the compiler (the rest
-    of the build interpreted: ~20 % more CPU, issue 23). The JVM's stderr reaches the run log."""
+    of the build interpreted: ~20 % more CPU). The JVM's stderr reaches the run log."""
     log = (spark_run["home"] / "logs" / "last_run.log").read_text(errors="replace")
     assert "Using Spark's default log4j profile" in log  # the JVM's own stderr is in this log
     assert "CodeCache is full" not in log

@@ -1,4 +1,4 @@
-"""A realistic, internally consistent inputs folder for GPU Ledger (issue 10).
+"""A realistic, internally consistent inputs folder for GPU Ledger.
 
     from tools.generate import generate
     generate(Path("generated/fleet-64-7"), gpus=64, days=7, teams=4, seed=0)

@@ -33,7 +33,7 @@ def prewarm() -> None:
     """Start importing great-expectations in a background thread (~4 s of imports on this machine).
 
     The nightly job calls this when dbt starts building in its own process, so the import overlaps
-    the build instead of delaying the suites that run after it (issue 23). `validate` waits for the
+    the build instead of delaying the suites that run after it. `validate` waits for the
     thread before it touches GX; nothing else imports GX meanwhile.
     """
     if not _WARMING and "great_expectations" not in sys.modules:
@@ -75,7 +75,7 @@ def _context() -> Any:
 def _frames() -> Any:
     """One pandas data source, asset and whole-frame batch definition for every suite: the frame is a
     batch parameter. Each `add_*` call saves the context's configuration as YAML (even an ephemeral
-    one): one asset per suite made that ~20 % of GX's time on the samples (BENCHMARKS.md, session 9)."""
+    one): one asset per suite made that ~20 % of GX's time on the samples."""
     source = _context().data_sources.add_pandas("gpu_ledger_frames")
     return source.add_dataframe_asset("frame").add_batch_definition_whole_dataframe("all")
 
@@ -170,7 +170,7 @@ def _sample_and_suspects(con: duckdb.DuckDBPyConnection, source: str, select: st
     ~3n rows pass (fewer than n pass with a probability below 1e-20 at n = 100) or that a
     predicate selects; the window then takes the n smallest and up to SUSPECT_ROWS suspects.
     It replaced a reservoir sample and a second scan for the suspects: reading the frame of
-    raw.gpu_samples at 11M rows took 1.85-2.5 s before and 1.2-1.6 s after (BENCHMARKS.md, session 9)."""
+    raw.gpu_samples at 11M rows took 1.85-2.5 s before and 1.2-1.6 s after."""
     bound = min(2**64 - 1, (2**64 * min(3 * n, total)) // max(total, 1))
     suspect = " or ".join(predicates) if predicates else "false"
     candidates = (f"select {rid} as _rid, {select}, hash({key}, {SAMPLE_SEED}) as _h, "
@@ -248,7 +248,7 @@ def to_validate(suite: Suite, df: pd.DataFrame) -> list[Expectation]:
     still fail (a column-type rule, or any rule on a column the frame lacks).
 
     Nearly half of the suites of a refresh meet an empty table (a home without that source): GX's fixed cost
-    per expectation (~4 ms) bought nothing there (issue 23)."""
+    per expectation (~4 ms) bought nothing there."""
     if len(df):
         return list(suite.expectations)
     return [(cls_name, kw) for cls_name, kw in suite.expectations

@@ -3,8 +3,8 @@
 dbt's generic tests (dbt/models/marts/**.yml) hold the keys, not-nulls, accepted values, known
 currencies and most bounds of the marts, and an error-severity dbt failure withholds the
 publication. These suites keep the rest: pairs in order, shares and percentages within their
-range, counts and amounts never negative, not-nulls and currency sets dbt does not test. Before
-issue 15 they restated 118 dbt tests; `dbt_tests.restated` is the rule and tests/quality fails when
+range, counts and amounts never negative, not-nulls and currency sets dbt does not test. They once
+restated 118 dbt tests; `dbt_tests.restated` is the rule and tests/quality fails when
 an expectation here restates a dbt test again. When a dbt test is removed, its GX twin is not
 restored by itself: add the expectation here (the rule then lets it stay).
 
@@ -121,7 +121,7 @@ def build_mart_suites() -> tuple[Suite, ...]:
              non_negative("produced", "accepted"),
              ordered("accepted", "produced"),
              ratio("accepted_ratio")),
-        # Bill vs list price (issue 19): dbt tests the key and the flag vocabulary.
+        # Bill vs list price: dbt tests the key and the flag vocabulary.
         mart("fct_bill_vs_list_price",
              known_currency("currency"),
              positive("gpu_hours", "list_per_gpu_hour")),
@@ -188,12 +188,12 @@ def build_mart_suites() -> tuple[Suite, ...]:
         mart("fct_workload_cost_lines",
              not_null("workload_id", "period", "component", "amount", "currency"),
              known_currency("currency")),
-        # FOCUS 1.3 export (issue 22): dbt tests the key and the partition of the ledger.
+        # FOCUS 1.3 export: dbt tests the key and the partition of the ledger.
         mart("fct_focus_export",
              known_currency("BillingCurrency"),
              # AllocatedMethodId is ours or the provider's (any value): int_focus_allocation_splits checks ours
              in_set("ChargeCategory", FOCUS_ENUMS["ChargeCategory"])),
-        # Anomalies and forecasts (issue 21): dbt tests the keys, not-nulls and direction vocabulary.
+        # Anomalies and forecasts: dbt tests the keys, not-nulls and direction vocabulary.
         mart("fct_cost_anomalies",
              known_currency("currency"),
              positive("scaled_mad"),

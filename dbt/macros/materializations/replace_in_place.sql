@@ -2,12 +2,12 @@
   DuckDB's `table` and `view` materializations, one statement each: `create or replace` inside the
   model's transaction, instead of dbt's create-under-a-temporary-name, two renames and a drop.
 
-  Why (issue 23): DuckDB replaces a relation atomically in a transaction, so the renames buy
+  Why: DuckDB replaces a relation atomically in a transaction, so the renames buy
   nothing here, and each of them (and the drop) is a separate adapter macro call with its own
   context, cache update and events in dbt's Python: py-spy on a refresh of the golden inputs put
   the renames and drops at 3.0 s of thread time against 1.6 s for the models' own queries; the dbt
-  process's CPU for that refresh went 15.5 -> 14.2 s (medians of three alternating runs, BENCHMARKS.md
-  session 12). A failed build still leaves the previous relation in place (the transaction rolls
+  process's CPU for that refresh went 15.5 -> 14.2 s (medians of three alternating
+  runs). A failed build still leaves the previous relation in place (the transaction rolls
   back; tests/dbt/test_replace_in_place.py).
 
   Adapter-specific (DuckDB only): the Spark lane keeps dbt-spark's materializations. SQL models

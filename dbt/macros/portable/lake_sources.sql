@@ -1,4 +1,4 @@
-{#- Where the sources live, per engine (issue 11). Sources are declared once, in the staging
+{#- Where the sources live, per engine. Sources are declared once, in the staging
     `_<family>__sources.yml` files. On DuckDB they are the raw/audit schemas of the ledger file
     itself. On Spark they are external Parquet tables over the lake the pipeline exports
     (warehouse/lake.py: `<lake_root>/<schema>/<table>/`); this hook (on-run-start) registers them

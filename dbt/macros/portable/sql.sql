@@ -1,4 +1,4 @@
-{#- Engine differences, in one place (issue 11). Models call these macros; each dispatches to a
+{#- Engine differences, in one place. Models call these macros; each dispatches to a
     `duckdb__` or `spark__` implementation (`default__` where the SQL is standard). Nothing else in
     the project may use engine-specific syntax: tests/dbt/test_portable_sql.py greps for it.
 

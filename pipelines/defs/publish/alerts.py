@@ -1,4 +1,4 @@
-"""Spend alerts (issue 21), raised from the published copy after each publication (warehouse/alerts.py)."""
+"""Spend alerts, raised from the published copy after each publication (warehouse/alerts.py)."""
 
 import os
 

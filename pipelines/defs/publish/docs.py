@@ -7,7 +7,7 @@ be generated the asset logs why and says so in its metadata, and the refresh sti
 The site is a function of two things: the parsed dbt manifest and the warehouse's schema (the
 catalog lists relations and column types; DuckDB gives it no row statistics). When both are what
 the site on disk was built from (`.inputs.sha256`), it is left as it is: a nightly refresh without
-a project change no longer pays for it (issue 23). When they changed, dbt reuses the build's
+a project change no longer pays for it. When they changed, dbt reuses the build's
 partial-parse state (HOME/dbt-target), not a second full parse: 9.2 s -> 3.7 s measured.
 """
 
@@ -57,7 +57,7 @@ def generate_docs(db_path: Path, out_dir: Path, parse_state: Path | None = None)
     with tempfile.TemporaryDirectory(prefix="gpu-ledger-dbt-docs-") as tmp:
         env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
         # The parsed manifest the build ran from is reused (--no-compile): no second compile of every
-        # model (issue 23: 12.0 s -> 8.2 s on an idle machine); the catalog is read from the database.
+        # model (12.0 s -> 8.2 s on an idle machine); the catalog is read from the database.
         shutil.copyfile(require_manifest(), Path(tmp) / "manifest.json")
         state = parse_state / "partial_parse.msgpack" if parse_state else None
         if state is not None and state.is_file():

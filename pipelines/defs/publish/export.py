@@ -1,4 +1,4 @@
-"""The FOCUS 1.3 export (issue 22), written from the published copy after each publication when enabled.
+"""The FOCUS 1.3 export, written from the published copy after each publication when enabled.
 
 Disabled by default so the nightly stays fast; enable it in the run config:
 

@@ -108,7 +108,7 @@ def dbt_build_args(config: DbtBuildConfig, dbt_vars: Mapping[str, str] | None = 
     if config.engine not in ENGINES:
         raise ValueError(f"unknown engine {config.engine!r}; expected one of {sorted(ENGINES)}")
     # No dbt.log file: at its default debug level dbt wrote ~10 MB per sample refresh and formatting
-    # those lines was ~6 s of the build's CPU (py-spy, issue 23). Every info event (each node's
+    # those lines was ~6 s of the build's CPU (py-spy). Every info event (each node's
     # status, timing and message) still reaches HOME/logs/run-*.log through dagster-dbt's stream,
     # and compiled SQL stays in HOME/dbt-target/compiled; `dbt build --debug` by hand for more.
     args = ["build", "--log-level-file", "none"]

@@ -1,4 +1,4 @@
--- How every ledger line splits by allocation, line by line (issue 22: FOCUS 1.3 split cost
+-- How every ledger line splits by allocation, line by line (FOCUS 1.3 split cost
 -- allocation). int_chargeback_lines only holds team totals per basis, so the per-line split is
 -- computed here with the chargeback's own weights on the registry's chosen basis (policy
 -- chargeback_basis):

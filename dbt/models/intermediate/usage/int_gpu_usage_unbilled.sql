@@ -43,7 +43,7 @@ runs as (
 -- ResourceId, or the last segment of a path-like ResourceId) or is tagged to its workload and GPU
 -- model. Both sides are turned into (kind, key) rows and meet in one equi-join; one join with the
 -- conditions OR'ed was a range join whose cost grew with GPU-hours x bill lines (17.4 s -> 1.5 s at
--- 256 GPUs x 30 days, same rows; issue 23).
+-- 256 GPUs x 30 days, same rows).
 bill_keys as (
     select 'host' as kind, host_key as k1, '' as k2, ChargePeriodStart, ChargePeriodEnd
     from ({{ bill_host_keys('bill_lines', ['ChargePeriodStart', 'ChargePeriodEnd']) }}) as host_keys

@@ -1,5 +1,5 @@
 -- The bill's rate against the provider's list, per provider x SKU x region x pricing category x
--- billing month x currency (issue 19): the monthly view of fct_bill_vs_list_price (one row per bill
+-- billing month x currency: the monthly view of fct_bill_vs_list_price (one row per bill
 -- line). effective_per_gpu_hour = sum(EffectiveCost) / sum(GPU-hours); list_per_gpu_hour = the
 -- on-demand list price per GPU-hour valid at each line's start, weighted by the line's GPU-hours
 -- (lines without a list price left out of both sides of the ratio); the flag follows the same rules

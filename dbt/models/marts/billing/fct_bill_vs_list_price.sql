@@ -1,4 +1,4 @@
--- What the bill says a GPU-hour cost against what the provider listed that day (issue 19).
+-- What the bill says a GPU-hour cost against what the provider listed that day.
 -- One row per GPU usage line of the bill (ledger_focus with x_gpu_hours > 0, ChargeCategory Usage):
 -- billed and effective cost per GPU-hour, the on-demand list price per GPU-hour valid at the start
 -- of the charge (fct_gpu_price_history: same provider, SKU, region and currency, valid_from <=

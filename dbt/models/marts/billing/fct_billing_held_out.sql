@@ -1,4 +1,4 @@
--- Bill lines held out of the ledger because no currency is known (issue 19): the export names none
+-- Bill lines held out of the ledger because no currency is known: the export names none
 -- (no BillingCurrency column, or an empty value) and the registry's
 -- policies.default_currency_by_account names none for the line's billing account (nor a default).
 -- Money without a currency is never added to real money, and never silently dropped: each file,

@@ -1,4 +1,4 @@
--- Team tag values that name no registered team (issue 19): with a team registry, a bill line
+-- Team tag values that name no registered team: with a team registry, a bill line
 -- tagged `team: reserch` is not charged to a made-up team; it falls to the next allocation rule
 -- (sub-account mapping, workload owner) or '(unallocated)'. This lists each such value with where its
 -- cost went and how much, per billing period and currency, so a typo or a missing alias is fixed at

@@ -1,4 +1,4 @@
--- The published ledger as a FOCUS 1.3 dataset (issue 22; `gpu-ledger export focus` writes it to files).
+-- The published ledger as a FOCUS 1.3 dataset (`gpu-ledger export focus` writes it to files).
 -- One row per part of a ledger line (int_focus_allocation_splits): an unsplit line is one row with
 -- the Allocated* columns null; a line split by allocation (shared cost spread to teams, idle GPU time,
 -- unused commitment under the spread policy) is one row per part, its costs the part's share of the

@@ -1,7 +1,7 @@
 -- Teams with their budgets, as published for chargeback and reports. `registered` = false for a team
 -- that exists only as a bill tag value: with no team registry at all (a bare FOCUS export), tag values
 -- are the teams (int_billing_charges_allocated, 'tag (unregistered)'), and they are listed here
--- too, without budget, so every chargeback team has a row (issue 19).
+-- too, without budget, so every chargeback team has a row.
 with registered as (
     select {{ star_except(['_file_hash', '_source_file', '_source_line']) }}, true as registered
     from {{ ref('stg_registry__teams') }}

@@ -1,6 +1,6 @@
 -- GPU telemetry samples, one row per (file, time, GPU series, pod). No dedupe here (a window over
 -- every sample was the biggest per-row cost of int_gpu_telemetry_hourly: 11.8 -> 0.8 s at 256 GPUs
--- x 30 days, issue 23), because raw.gpu_samples holds no in-file repeats: every parser that writes it
+-- x 30 days), because raw.gpu_samples holds no in-file repeats: every parser that writes it
 -- (dcgm_csv, dcgm_prometheus, nvidia_gpu_exporter, nvidia_smi_query_gpu) passes its rows through
 -- sources/usage/_series.py series_findings, which drops repeats of (host, gpu_uuid, gpu_index,
 -- mig_instance_id, time, pod) -- rows without a time count as one instant -- keeping the first line;
