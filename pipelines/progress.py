@@ -16,6 +16,7 @@ import dagster as dg
 # Step keys of the nightly job (asset key parts joined by `__`) -> what a person calls that stage.
 STAGES = {
     "landing__inputs": "landing", "fetch__prices": "fetch prices", "fetch__api_spend": "fetch API spend",
+    "fetch__fx": "fetch exchange rates",
     "ledger_dbt_assets": "dbt build", "gx_suites": "great-expectations suites", "serving__publication": "publish",
     "serving__team_reports": "team reports", "serving__dbt_docs": "dbt docs",
 }

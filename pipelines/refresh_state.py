@@ -42,7 +42,7 @@ CODE_DIRS = ("dbt/models", "dbt/macros", "dbt/seeds", "dbt/tests", "warehouse", 
 CODE_FILES = ("dbt/dbt_project.yml", "dbt/profiles.yml")
 CODE_SUFFIXES = frozenset({".py", ".sql", ".yml", ".yaml", ".csv", ".json"})
 SKIPPED_DIRS = frozenset({"home", "__pycache__", "target", "logs"})
-FETCH_CONFIGS = ("price_sources.yaml", "api_spend_sources.yaml")
+FETCH_CONFIGS = ("price_sources.yaml", "api_spend_sources.yaml", "fx_sources.yaml")
 
 
 @dataclass(frozen=True)

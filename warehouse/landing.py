@@ -45,7 +45,7 @@ RACY_NS = 2_000_000_000  # a file written less than 2 s before it was hashed is 
 HASH_WORKERS = max(1, min(4, os.cpu_count() or 1))
 # Fetch configuration (pipelines/defs/ingest/fetch.py; repository defaults in config/fetch/) may sit in
 # inputs/registry/: not data, never landed.
-FETCH_CONFIGS = frozenset({"price_sources.yaml", "api_spend_sources.yaml"})
+FETCH_CONFIGS = frozenset({"price_sources.yaml", "api_spend_sources.yaml", "fx_sources.yaml"})
 #: Not inputs: notes kept beside the data (PROVENANCE.md documents a sample) and folder placeholders.
 NOT_INPUTS = frozenset({"PROVENANCE.MD", "README.MD", "LICENSE", "NOTICE", ".GITKEEP", ".DS_STORE"})
 PATH_LIMIT = 4096  # characters of a recorded origin path (a name: 255)

@@ -1,14 +1,19 @@
-"""Fetch price pages/APIs for landing: requests with timeouts, retries, paging and a size cap.
+"""Fetch price pages/APIs and rate files for landing: timeouts, retries, paging, a size cap.
 
 `fetch_source` never raises past one provider: a provider that fails returns a `FetchResult`
-with `error` set, so one broken source never stops the others. Bytes are returned untouched;
-the pipeline lands them (content-addressed) and parses them later with the named format.
+with `error` set, so one broken source never stops the others. Bytes are returned untouched
+(a source configured with `unzip: <member>` returns that member of the zip it downloads); the
+pipeline lands them (content-addressed) and parses them later with the named format. Given the
+validators of the source's last landed response (ETag, Last-Modified), the request is conditional:
+a `304 Not Modified` comes back as a response marked `not_modified`, with no body to land.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import zipfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,6 +53,15 @@ class FetchedResponse:
     fetched_at: datetime  # naive UTC
     body: bytes
     content_type: str | None
+    etag: str | None = None
+    last_modified: str | None = None
+    not_modified: bool = False  # a 304 to a conditional request: nothing new, no body
+    member: str | None = None  # the zip member `body` was read from (`unzip`)
+
+    @property
+    def validators(self) -> dict[str, str]:
+        """What makes the next request for this URL conditional (empty when the server sent none)."""
+        return {k: v for k, v in (("etag", self.etag), ("last_modified", self.last_modified)) if v}
 
 
 @dataclass
@@ -109,12 +123,22 @@ def get_with_retries(
     settings: FetchSettings,
     params: dict[str, Any] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    validators: dict[str, str] | None = None,
 ) -> FetchedResponse:
-    """GET with retries on 429/5xx and connection errors/timeouts, exponential backoff, Retry-After honoured (capped)."""
+    """GET with retries on 429/5xx and connection errors/timeouts, exponential backoff, Retry-After honoured (capped).
+    `validators` (`etag`, `last_modified` of the last landed response) make it conditional."""
+    headers = {}
+    if validators and validators.get("etag"):
+        headers["If-None-Match"] = validators["etag"]
+    if validators and validators.get("last_modified"):
+        headers["If-Modified-Since"] = validators["last_modified"]
     last = "no attempt made"
     for attempt in range(settings.max_retries + 1):
         try:
-            with session.get(url, params=params, timeout=settings.timeout_s, stream=True) as resp:
+            with session.get(url, params=params, headers=headers, timeout=settings.timeout_s, stream=True) as resp:
+                if resp.status_code == 304 and headers:
+                    return FetchedResponse(url=resp.url, status=304, fetched_at=datetime.now(UTC).replace(tzinfo=None),
+                                           body=b"", content_type=None, not_modified=True, **_validators(resp))
                 if resp.status_code in RETRY_STATUSES:
                     last = f"HTTP {resp.status_code}"
                     wait = _retry_after(resp)
@@ -128,6 +152,7 @@ def get_with_retries(
                         fetched_at=datetime.now(UTC).replace(tzinfo=None),
                         body=body,
                         content_type=resp.headers.get("Content-Type"),
+                        **_validators(resp),
                     )
         except (requests.Timeout, requests.ConnectionError) as exc:
             # requests puts the full URL, query included, in the message: a credential-like
@@ -138,6 +163,27 @@ def get_with_retries(
         delay = wait if wait is not None else settings.backoff_s * (2**attempt)
         sleep(min(delay, settings.max_backoff_s))
     raise FetchError(f"{url}: gave up after {settings.max_retries + 1} attempts ({last})")
+
+
+def _validators(resp: requests.Response) -> dict[str, str | None]:
+    return {"etag": resp.headers.get("ETag"), "last_modified": resp.headers.get("Last-Modified")}
+
+
+def unzip_member(page: FetchedResponse, member: str, max_bytes: int) -> FetchedResponse:
+    """The response with its body replaced by `member` of the zip it holds; a body that is not a
+    readable zip, lacks the member, or inflates beyond `max_bytes` is a FetchError naming the URL."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(page.body)) as archive:
+            info = archive.getinfo(member)
+            if info.file_size > max_bytes:
+                raise FetchError(f"{page.url}: {member} inflates to {info.file_size} bytes, over the {max_bytes}-byte limit")
+            body = archive.read(info)
+    except KeyError:
+        raise FetchError(f"{page.url}: the zip has no member {member!r}") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as exc:
+        raise FetchError(f"{page.url}: corrupt zip ({type(exc).__name__}: {exc})") from None
+    return FetchedResponse(url=page.url, status=page.status, fetched_at=page.fetched_at, body=body,
+                           content_type=None, etag=page.etag, last_modified=page.last_modified, member=member)
 
 
 def _next_page(body: bytes) -> str | None:
@@ -152,8 +198,10 @@ def fetch_source(
     settings: FetchSettings | None = None,
     session: requests.Session | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    validators: dict[str, str] | None = None,
 ) -> FetchResult:
-    """Fetch one configured source (following Azure NextPageLink paging); errors become `result.error`."""
+    """Fetch one configured source (following Azure NextPageLink paging; `unzip: <member>` reads one
+    member of a zip); errors become `result.error`. `validators` make the first request conditional."""
     settings = settings or FetchSettings()
     if spec.get("max_bytes"):
         settings = FetchSettings(**{**settings.__dict__, "max_bytes": int(spec["max_bytes"])})
@@ -169,7 +217,10 @@ def fetch_source(
         while url:
             if len(result.responses) >= settings.max_pages:
                 raise FetchError(f"{url}: more than {settings.max_pages} pages")
-            page = get_with_retries(session, url, settings, params=params, sleep=sleep)
+            page = get_with_retries(session, url, settings, params=params, sleep=sleep, validators=validators)
+            validators = None  # only the first URL is the one the validators were recorded for
+            if spec.get("unzip") and not page.not_modified:
+                page = unzip_member(page, str(spec["unzip"]), settings.max_bytes)  # before it can be landed
             result.responses.append(page)
             url = _next_page(page.body) if spec.get("paging") == "azure_next_page_link" else None
             params = None  # NextPageLink already carries the query

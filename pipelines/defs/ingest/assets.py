@@ -19,7 +19,8 @@ def landing_inputs(context: dg.AssetExecutionContext, ledger: LedgerResource,
 
 
 # Families whose pages are also fetched (pipelines/defs/ingest/fetch.py) load after the fetch.
-FETCHED = {"prices": dg.AssetKey(["fetch", "prices"]), "api_spend": dg.AssetKey(["fetch", "api_spend"])}
+FETCHED = {"prices": dg.AssetKey(["fetch", "prices"]), "api_spend": dg.AssetKey(["fetch", "api_spend"]),
+           "fx": dg.AssetKey(["fetch", "fx"])}
 
 
 def _raw_asset(family: str) -> dg.AssetsDefinition:

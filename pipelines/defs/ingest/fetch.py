@@ -1,16 +1,18 @@
-"""Fetch assets: `fetch/prices` and `fetch/api_spend` land provider responses as received.
+"""Fetch assets: `fetch/prices`, `fetch/fx` and `fetch/api_spend` land provider responses as received.
 
 Which providers: `config/fetch/<name>.yaml` in the repository, replaced as a whole by
 `INPUTS/registry/<name>.yaml` when that file exists (an operator enables endpoints for their
 own inputs folder without editing the repository; the file is configuration, so landing skips
 it). Every response body is written to a temporary file and landed content-addressed with its
-URL, fetch time and HTTP status; identical bytes land nothing new.
+URL, fetch time and HTTP status; identical bytes land nothing new, and a source that answers
+`304 Not Modified` to a conditional request (its last ETag / Last-Modified) lands nothing at all.
 
 A provider that fails (HTTP 5xx, timeout, 429 after the fetcher's own retries) is reported in
-the metadata and by a WARN check. Nothing is deleted, so its last landed prices stay in force,
+the metadata and by a WARN check. Nothing is deleted, so its last landed data stays in force,
 and the run goes on. The asset-level RetryPolicy is for unexpected errors only.
 """
 
+import json
 import os
 import re
 import tempfile
@@ -33,6 +35,9 @@ from warehouse.home import REPO_ROOT
 from warehouse.landing import LandedFile, land_file, read_manifest
 
 PRICE_SOURCES = "price_sources.yaml"
+FX_SOURCES = "fx_sources.yaml"
+#: ETag / Last-Modified of each source's last landed response, in the home beside landing/.
+VALIDATORS = "fetch_validators.json"
 API_SPEND_SOURCES = "api_spend_sources.yaml"
 FETCH_RETRY = dg.RetryPolicy(max_retries=2, delay=1, backoff=dg.Backoff.EXPONENTIAL)
 # Query parameters that may carry a credential never reach the manifest.
@@ -125,40 +130,86 @@ PRICES_KEY = dg.AssetKey(["fetch", "prices"])
 API_SPEND_KEY = dg.AssetKey(["fetch", "api_spend"])
 
 
+FX_KEY = dg.AssetKey(["fetch", "fx"])
+
+
+def _read_validators(ledger: LedgerResource) -> dict[str, dict[str, str]]:
+    try:
+        return json.loads((ledger.landing_dir.parent / VALIDATORS).read_text())
+    except (OSError, ValueError):
+        return {}  # none recorded yet (or unreadable): every request is unconditional
+
+
+def _write_validators(ledger: LedgerResource, validators: dict[str, dict[str, str]]) -> None:
+    path = ledger.landing_dir.parent / VALIDATORS
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(json.dumps(validators, sort_keys=True))
+    tmp.replace(path)
+
+
+def _fetch_and_land(context: dg.AssetExecutionContext, ledger: LedgerResource, key: dg.AssetKey,
+                    config_name: str, family: str, what: str):
+    """Fetch every enabled source of a `sources/prices/fetch.py` config and land each response as
+    received into `family` (a source's failure is reported, never raised). A source whose last response
+    was landed and carried an ETag or Last-Modified is asked conditionally; `304 Not Modified` lands
+    nothing. The validators are kept in HOME/fetch_validators.json with the sha256 they came with, and
+    used only while that file is in the manifest (a home whose landing was emptied asks afresh)."""
+    report = FetchReport(config_file(ledger.inputs_dir, config_name))
+    try:
+        sources, settings = price_fetch.load_sources(report.config)
+    except UnreadableFile as exc:
+        yield from report.unreadable_config(key, exc)
+        return
+    enabled = [s for s in sources if s.get("enabled")]
+    if not enabled:
+        yield from report.outputs(key, f"no {what} source enabled in {report.config}; nothing fetched")
+        return
+    ledger.landing_dir.mkdir(parents=True, exist_ok=True)
+    known = {(f.family, f.sha256): f for f in read_manifest(ledger.landing_dir)}
+    validators = _read_validators(ledger)
+    session = price_fetch.new_session()
+    with tempfile.TemporaryDirectory(prefix="gpu-ledger-fetch-") as tmp:
+        for spec in enabled:
+            name = _SLUG.sub("_", str(spec.get("name", spec.get("url", "?"))))
+            held = validators.get(f"{family}/{name}") or {}
+            usable = held if held.get("url") == spec.get("url") and (family, held.get("sha256")) in known else None
+            result = price_fetch.fetch_source(spec, settings, session, validators=usable)
+            new = unchanged = 0
+            for n, resp in enumerate(result.responses, 1):
+                if resp.not_modified:
+                    unchanged += 1
+                    continue
+                suffix = Path(resp.member).suffix.lower() if resp.member else _suffix(resp.content_type, resp.body)
+                new += report.land(
+                    Path(tmp), resp.body, f"{name}-p{n:03d}{suffix}", family,
+                    ledger, known, origin=public_url(resp.url), fetched_at=resp.fetched_at.replace(tzinfo=UTC),
+                    status=resp.status)
+                if n == 1 and result.ok and resp.validators:
+                    validators[f"{family}/{name}"] = {"url": spec.get("url"), "sha256": report.landed[-1].sha256,
+                                                     **resp.validators}
+            report.providers[result.source] = {
+                "provider": result.provider, "status": "ok" if result.ok else "failed",
+                "pages": len(result.responses), "files_new": new, "not_modified": unchanged, "error": result.error}
+            if not result.ok:
+                context.log.warning(f"{what} source {result.source} failed; its last landed data stays: {result.error}")
+    _write_validators(ledger, validators)
+    context.log.info(f"fetched {len(report.landed)} {what} files, {report.files_new} new")
+    yield from report.outputs(key)
+
+
 @dg.asset(key=PRICES_KEY, group_name="landing", kinds={"python"}, retry_policy=FETCH_RETRY,
           check_specs=_check(PRICES_KEY))
 def fetch_prices(context: dg.AssetExecutionContext, ledger: LedgerResource):
     """Fetch every enabled price source of the provider config and land each page as received."""
-    report = FetchReport(config_file(ledger.inputs_dir, PRICE_SOURCES))
-    try:
-        sources, settings = price_fetch.load_sources(report.config)
-    except UnreadableFile as exc:
-        yield from report.unreadable_config(PRICES_KEY, exc)
-        return
-    enabled = [s for s in sources if s.get("enabled")]
-    if not enabled:
-        yield from report.outputs(PRICES_KEY, f"no price source enabled in {report.config}; nothing fetched")
-        return
-    ledger.landing_dir.mkdir(parents=True, exist_ok=True)
-    known = {(f.family, f.sha256): f for f in read_manifest(ledger.landing_dir)}
-    session = price_fetch.new_session()
-    with tempfile.TemporaryDirectory(prefix="gpu-ledger-fetch-") as tmp:
-        for spec in enabled:
-            result = price_fetch.fetch_source(spec, settings, session)
-            name = _SLUG.sub("_", result.source)
-            new = 0
-            for n, resp in enumerate(result.responses, 1):
-                new += report.land(
-                    Path(tmp), resp.body, f"{name}-p{n:03d}{_suffix(resp.content_type, resp.body)}", "prices",
-                    ledger, known, origin=public_url(resp.url), fetched_at=resp.fetched_at.replace(tzinfo=UTC),
-                    status=resp.status)
-            report.providers[result.source] = {
-                "provider": result.provider, "status": "ok" if result.ok else "failed",
-                "pages": len(result.responses), "files_new": new, "error": result.error}
-            if not result.ok:
-                context.log.warning(f"price source {result.source} failed; its last landed prices stay: {result.error}")
-    context.log.info(f"fetched {len(report.landed)} price pages, {report.files_new} new")
-    yield from report.outputs(PRICES_KEY)
+    yield from _fetch_and_land(context, ledger, PRICES_KEY, PRICE_SOURCES, "prices", "price")
+
+
+@dg.asset(key=FX_KEY, group_name="landing", kinds={"python"}, retry_policy=FETCH_RETRY,
+          check_specs=_check(FX_KEY))
+def fetch_fx(context: dg.AssetExecutionContext, ledger: LedgerResource):
+    """Fetch every enabled exchange-rate source (the ECB reference-rate history) and land its CSV as the
+    `fx` family, observed at the fetch time."""
+    yield from _fetch_and_land(context, ledger, FX_KEY, FX_SOURCES, "fx", "exchange-rate")
 
 
 def _api_window(lookback_days: int, now: datetime) -> tuple[int, int]:
@@ -235,4 +286,4 @@ def fetch_api_spend(context: dg.AssetExecutionContext, ledger: LedgerResource):
     yield from report.outputs(API_SPEND_KEY)
 
 
-defs = dg.Definitions(assets=[fetch_prices, fetch_api_spend])
+defs = dg.Definitions(assets=[fetch_prices, fetch_fx, fetch_api_spend])
