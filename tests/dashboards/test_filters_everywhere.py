@@ -1,5 +1,5 @@
 """Every filter reaches every figure (or the figure says it is company-wide), on the real sample publication:
-the Anomalies & forecast page by team and currency (never two currencies in one table), the Overview's
+the Anomalies & forecast page by team, one series per team in the reporting currency, the Overview's
 unpriced GPU-hours by month, and a check's CSV with every row it found while the page shows a few."""
 
 from __future__ import annotations
@@ -59,14 +59,17 @@ def test_anomalies_page_follows_team_and_currency(page: object, app_url: str, ho
     _no_exceptions(page)
 
 
-def test_a_currency_is_never_mixed_and_short_series_say_so(page: object, app_url: str, home: Path) -> None:
-    days = _one(home, "select days_observed from fct_spend_forecast where currency = 'CAD' and horizon = 0 "
-                      "and basis = 'chargeback'")
-    assert days < 7  # the sample's CAD series: two days of September 2023
+def test_a_team_billed_in_two_currencies_has_one_series_in_usd(page: object, app_url: str, home: Path) -> None:
+    # The unallocated CAD bill charged Saturday 2023-09-02 (1.261369 CAD) converts at Friday's ECB rate
+    # 1.0844 / 1.4656 = 0.7399017467 -> 0.933289 USD and joins the unallocated USD series: no CAD series is left.
+    assert _marts(home, "select distinct currency from fct_anomaly_daily union "
+                        "select distinct currency from fct_spend_forecast") == [("USD",)]
+    day, actual = _marts(home, "select day, actual from fct_anomaly_daily where dimension = 'team' and "
+                               "dimension_value = '(unallocated)' order by day limit 1")[0]
+    assert (str(day), round(float(actual), 2)) == ("2023-09-02", 0.93)
     _open(page, f"{app_url}/anomalies", "Anomalies & forecast")
-    _choose(page, "Team", "All")
-    _choose(page, "Currency", "CAD")
-    _wait_texts(page, [f"not enough history ({days} days observed; at least 7 needed)"], absent=["USD "])
+    _choose(page, "Team", "(unallocated)")
+    _wait_texts(page, ["Showing team (unallocated) (its own series and its workloads), USD"], absent=["CAD"])
     _no_exceptions(page)
 
 

@@ -5,6 +5,11 @@
 -- Days after the currency's data horizon are not invented: the last day a usage-based line covers
 -- (any line's, when there is no usage-based one). A monthly fee or credit spread over its month would
 -- otherwise run on past the last delivered usage, and every one of those days would read as a drop.
+-- In the reporting currency (docs/cost_model.md, "Anomalies and forecasts"): each day's cost converts
+-- at that day's rate (fct_fx_rates_daily), so a team billed in CAD and USD has one series; `currency`
+-- is the reporting currency, `native_currency` and `native_cost` keep what was billed. A day without a
+-- rate within the lookback window stays in its native currency (its own series, never added to the
+-- converted one) and the warning check on native_currency lists it.
 {%- set line_last_day = "case when ChargePeriodEnd > ChargePeriodStart then cast(ChargePeriodEnd - interval 1 second as date)
                            else cast(ChargePeriodStart as date) end" %}
 with horizon as (
@@ -52,8 +57,33 @@ clipped as (
     from spread
     inner join horizon on horizon.currency = spread.currency
     where spread.day <= horizon.last_day
+),
+
+fx as (
+    select * from {{ ref('fct_fx_rates_daily') }}
+),
+
+policy as (
+    select coalesce(max(reporting_currency), 'USD') as reporting_currency from fx
+),
+
+converted as (
+    select clipped.*,
+           clipped.currency = policy.reporting_currency or fx.rate_to_reporting is not null as is_converted,
+           policy.reporting_currency as to_currency,
+           case when clipped.currency = policy.reporting_currency then clipped.cost
+                else {{ money('clipped.cost * cast(fx.rate_to_reporting as decimal(18, 10))') }} end as converted_cost
+    from clipped
+    cross join policy
+    left join fx on fx.currency = clipped.currency and fx.day = clipped.day
 )
 
-select day, currency, team, workload, provider, service, gpu_model, sku, resource, {{ money('sum(cost)') }} as cost
-from clipped
-group by day, currency, team, workload, provider, service, gpu_model, sku, resource
+select day,
+       case when is_converted then to_currency else currency end as currency,
+       currency as native_currency,
+       team, workload, provider, service, gpu_model, sku, resource,
+       {{ money('sum(case when is_converted then converted_cost else cost end)') }} as cost,
+       {{ money('sum(cost)') }} as native_cost
+from converted
+group by day, case when is_converted then to_currency else currency end, currency,
+         team, workload, provider, service, gpu_model, sku, resource

@@ -1,5 +1,6 @@
--- Spend forecast per basis, team and currency: chargeback (fct_chargeback_monthly.total_cost) and
--- all-in showback (fct_showback_monthly.amount: chargeback plus the cost-model lines on no bill): the
+-- Spend forecast per basis, team and currency (the reporting currency: every native month total at
+-- its month rate, int_fx_month_rates; a month and currency without a rate stays native): chargeback
+-- (fct_chargeback_monthly.total_cost) and all-in showback (fct_showback_monthly.amount: chargeback plus the cost-model lines on no bill): the
 -- latest month of the basis and currency (horizon 0, month-end) and the three months after it
 -- (horizons 1-3), with an interval and the date the team's registry budget is forecast to be exceeded.
 -- The latest month is open when the ledger's last cost day in it is before the month's last day.
@@ -12,7 +13,7 @@
 -- month), the first day the month's cumulative cost exceeds the budget.
 {%- set line_last_day = "case when ChargePeriodEnd > ChargePeriodStart then cast(ChargePeriodEnd - interval 1 second as date)
                            else cast(ChargePeriodStart as date) end" %}
-with chargeback as (
+with native as (
     select 'chargeback' as basis, team_id, billing_period_start as month_start, currency, sum(total_cost) as total_cost
     from {{ ref('fct_chargeback_monthly') }}
     group by team_id, billing_period_start, currency
@@ -22,14 +23,43 @@ with chargeback as (
     group by team_id, period, currency
 ),
 
+month_rates as (
+    select period, currency, reporting_currency, cast(rate_to_reporting as decimal(18, 10)) as rate
+    from {{ ref('int_fx_month_rates') }}
+),
+
+-- In the reporting currency: each native month total at its month rate (the money table's), so a team
+-- billed in two currencies has one forecast; a month and currency without a rate stays native.
+chargeback as (
+    select native.basis, native.team_id, native.month_start,
+           case when month_rates.rate is not null then month_rates.reporting_currency else native.currency end as currency,
+           sum(case when month_rates.rate is not null then native.total_cost * month_rates.rate
+                    else native.total_cost end) as total_cost
+    from native
+    left join month_rates on month_rates.period = native.month_start and month_rates.currency = native.currency
+    group by native.basis, native.team_id, native.month_start,
+             case when month_rates.rate is not null then month_rates.reporting_currency else native.currency end
+),
+
 -- The month's data horizon: the last day a usage-based line covers (any line's without one), so a
 -- monthly fee running to the month's end does not make a month whose usage stops mid-way look complete.
-last_days as (
+last_days_native as (
     select cast(BillingPeriodStart as date) as month_start, BillingCurrency as currency,
            coalesce(max(case when ChargeFrequency = 'Usage-Based' then {{ line_last_day }} end),
                     max({{ line_last_day }})) as last_cost_day
     from {{ ref('ledger_focus') }}
     group by cast(BillingPeriodStart as date), BillingCurrency
+),
+
+-- a converted series runs to the last cost day of any currency in it
+last_days as (
+    select last_days_native.month_start,
+           coalesce(month_rates.reporting_currency, last_days_native.currency) as currency,
+           max(last_days_native.last_cost_day) as last_cost_day
+    from last_days_native
+    left join month_rates
+        on month_rates.period = last_days_native.month_start and month_rates.currency = last_days_native.currency
+    group by last_days_native.month_start, coalesce(month_rates.reporting_currency, last_days_native.currency)
 ),
 
 latest as (
@@ -161,9 +191,14 @@ teams as (
 budgeted as (
     select
         valued.*,
-        case when teams.budget_currency = valued.currency then teams.budget_monthly end as budget_monthly
+        -- a budget in another currency converts at its rate of the basis month (the latest with rates)
+        case when teams.budget_currency = valued.currency then teams.budget_monthly
+             when budget_rate.rate is not null and budget_rate.reporting_currency = valued.currency
+                 then {{ money('teams.budget_monthly * budget_rate.rate') }} end as budget_monthly
     from valued
     left join teams on teams.team_id = valued.team_id
+    left join month_rates as budget_rate
+        on budget_rate.period = valued.basis_month and budget_rate.currency = teams.budget_currency
 ),
 
 breach as (
