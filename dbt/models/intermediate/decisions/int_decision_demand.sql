@@ -1,5 +1,6 @@
 -- Demand and today's cost per registry workload on one horizon: a calendar month of the latest
--- production month of fct_workload_unit_cost in USD (docs/cost_model.md, "Stage-4 candidates").
+-- production month of fct_workload_unit_cost, every currency converted into USD at its month rate
+-- (fct_fx_month_rates; docs/cost_model.md, "Stage-4 candidates").
 -- A few observed days are not a month: comparing their cost with a candidate billed every hour of a
 -- month made every candidate look 10x dearer. So both sides are put on the same month:
 --   days_observed   days with accepted outputs in the quality-filter export of that month, else
@@ -14,10 +15,44 @@ with workloads as (
     select workload_id, workload_type, operating_mode, assumptions from {{ ref('stg_registry__workloads') }}
 ),
 
+month_rates as (
+    -- Decisions are priced in USD (API price lists, registry assumptions, offers converted to USD): the
+    -- month rates into USD, i.e. while the reporting currency is USD (the default).
+    select period, currency, cast(rate_to_reporting as decimal(18, 10)) as rate
+    from {{ ref('fct_fx_month_rates') }}
+    where reporting_currency = 'USD'
+),
+
+production_currencies as (
+    select unit_costs.*,
+           case when unit_costs.currency = 'USD' then cast(1 as decimal(18, 10)) else month_rates.rate end as rate
+    from {{ ref('fct_workload_unit_cost') }} as unit_costs
+    left join month_rates on month_rates.period = unit_costs.period and month_rates.currency = unit_costs.currency
+    where unit_costs.basis = 'production'
+),
+
+production_months as (
+    -- Every currency of the month in USD at its month rate (the money table's), added: a workload
+    -- billed in CAD or EUR has today's cost too. Outputs belong to the workload, not to a currency.
+    select workload_id, period,
+           sum(all_in_cost * rate) as all_in_cost,
+           max(accepted_outputs) as accepted_outputs,
+           max(output_basis) as output_basis,
+           count(*) filter (where rate is null) as currencies_without_rate,
+           {{ sorted_distinct_join('currency', ', ', 'rate is null') }} as currencies_without_rate_list,
+           {{ sorted_distinct_join("currency || ' ' || cast(round(all_in_cost, 2) as string) || ' at ' || cast(round(rate, 6) as string)", '; ', "currency <> 'USD' and rate is not null") }}
+               as converted_costs
+    from production_currencies
+    group by workload_id, period
+),
+
 production as (
-    select *
-    from {{ ref('fct_workload_unit_cost') }}
-    where basis = 'production' and currency = 'USD'
+    select workload_id, period, accepted_outputs, output_basis, currencies_without_rate,
+           currencies_without_rate_list, converted_costs,
+           case when currencies_without_rate = 0 then all_in_cost end as all_in_cost,
+           case when currencies_without_rate = 0 then {{ safe_unit_cost('all_in_cost', 'accepted_outputs') }} end
+               as effective_unit_cost
+    from production_months
     qualify row_number() over (partition by workload_id order by period desc) = 1
 ),
 
@@ -25,10 +60,15 @@ lines as (
     -- Today's compute and labour, kept apart so candidates replace the compute and keep the rest.
     select lines.workload_id, lines.period,
            sum(case when lines.component in ('gpu_compute', 'api_usage', 'idle_capacity', 'retry_waste', 'failure_waste')
-                    then lines.amount else 0 end) as compute_cost,
-           sum(case when lines.component = 'platform_labor' then lines.amount else 0 end) as platform_labor
-    from {{ ref('int_workload_cost_lines') }} as lines
-    where lines.basis = 'production' and lines.currency = 'USD'
+                    then lines.amount * lines.rate else 0 end) as compute_cost,
+           sum(case when lines.component = 'platform_labor' then lines.amount * lines.rate else 0 end) as platform_labor
+    from (
+        select cost_lines.*,
+               case when cost_lines.currency = 'USD' then cast(1 as decimal(18, 10)) else month_rates.rate end as rate
+        from {{ ref('int_workload_cost_lines') }} as cost_lines
+        left join month_rates on month_rates.period = cost_lines.period and month_rates.currency = cost_lines.currency
+        where cost_lines.basis = 'production'
+    ) as lines
     group by lines.workload_id, lines.period
 ),
 
@@ -77,7 +117,9 @@ shaped as (
         case when observed.output_days > 0 then observed.output_days
              when observed.run_days > 0 then observed.run_days end as days_observed,
         cast({{ json_text('workloads.assumptions', "'expected_monthly_outputs'") }} as double) as expected_monthly_outputs,
-        production.workload_id is not null as has_production
+        production.converted_costs,
+        production.currencies_without_rate_list,
+        production.workload_id is not null and production.currencies_without_rate = 0 as has_production
     from workloads
     left join production using (workload_id)
     left join observed using (workload_id)
@@ -127,8 +169,11 @@ final as (
         cast(today_accepted_outputs as double) * extrapolation_factor as monthly_accepted_demand,
         case when has_production then
             'production ' || cast(today_period as string) || ': ' || output_basis || '; ' || demand_extrapolation
+            || coalesce('; in USD at the month rates: ' || converted_costs, '')
         end as demand_basis,
-        case when not has_production then 'no production month in fct_workload_unit_cost' end
+        case when today_period is null then 'no production month in fct_workload_unit_cost'
+             when not has_production then 'production ' || cast(today_period as string) || ': no USD rate for '
+                  || currencies_without_rate_list || ' in the month: the cost of today is not converted' end
             as demand_missing_reason
     from scaled
 )

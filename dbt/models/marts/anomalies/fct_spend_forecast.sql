@@ -1,5 +1,5 @@
 -- Spend forecast per basis, team and currency (the reporting currency: every native month total at
--- its month rate, int_fx_month_rates; a month and currency without a rate stays native): chargeback
+-- its month rate, fct_fx_month_rates; a month and currency without a rate stays native): chargeback
 -- (fct_chargeback_monthly.total_cost) and all-in showback (fct_showback_monthly.amount: chargeback plus the cost-model lines on no bill): the
 -- latest month of the basis and currency (horizon 0, month-end) and the three months after it
 -- (horizons 1-3), with an interval and the date the team's registry budget is forecast to be exceeded.
@@ -25,7 +25,7 @@ with native as (
 
 month_rates as (
     select period, currency, reporting_currency, cast(rate_to_reporting as decimal(18, 10)) as rate
-    from {{ ref('int_fx_month_rates') }}
+    from {{ ref('fct_fx_month_rates') }}
 ),
 
 -- In the reporting currency: each native month total at its month rate (the money table's), so a team

@@ -4,7 +4,7 @@
 -- converted into the budget's currency and compared there: the budget is a commitment in its own
 -- currency, so it stays fixed and only the foreign spend moves with the rates. Spend in currency C
 -- converts into budget currency B through the reporting currency R at the month's rates
--- (int_fx_month_rates, the rates the money table uses): x rate(C->R) / rate(B->R); spend already in
+-- (fct_fx_month_rates, the rates the money table uses): x rate(C->R) / rate(B->R); spend already in
 -- B stays exact. The same figures in the reporting currency sit beside them (budget x rate(B->R)).
 -- A currency without a rate in the month leaves the converted figures null and says which.
 with budget_rows as (
@@ -17,7 +17,7 @@ teams as (
 
 rates as (
     select period, currency, reporting_currency, cast(rate_to_reporting as decimal(18, 10)) as rate
-    from {{ ref('int_fx_month_rates') }}
+    from {{ ref('fct_fx_month_rates') }}
 ),
 
 policy as (
