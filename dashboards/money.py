@@ -83,10 +83,17 @@ def waterfall(lines: list[tuple], currency: str, title: str) -> None:
         measure=["absolute" if k == "start" else ("total" if k in ("subtotal", "total") else "relative")
                  for _, k, _, _ in shown],
         text=[fmt_money(r if k in ("subtotal", "total") else a, currency) for _, k, a, r in shown],
-        textposition="outside", cliponaxis=False, textfont={"size": 12}, connector={"line": {"color": "#999"}},
+        textposition="none", cliponaxis=False, connector={"line": {"color": "#999"}},
         hovertemplate="%{y}: %{text}<extra></extra>",
         totals={"marker": {"color": "#4c6ef5"}}, increasing={"marker": {"color": "#f08c00"}},
         decreasing={"marker": {"color": "#2b8a3e"}}))
+    # Each amount sits right of its bar's right end: a fall's own "outside" label lands left of the bar, over the
+    # step names when the bar is near zero.
+    for step, kind, amount, running in shown:
+        ends = (0.0, float(running)) if kind != "add" else (float(running) - float(amount), float(running))
+        fig.add_annotation(x=max(ends), y=ui.plot_text(step), xanchor="left", xshift=4, showarrow=False,
+                           text=fmt_money(running if kind in ("subtotal", "total") else amount, currency),
+                           font={"size": 12})
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(rangemode="tozero", exponentformat="none", separatethousands=True, title_text=currency)
     fig.update_layout(title=title, showlegend=False, margin={"r": 110})

@@ -12,6 +12,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import pandas as pd
 import streamlit as st
@@ -183,14 +184,20 @@ def _csv(df: pd.DataFrame) -> bytes:
 
 
 def table(shown: pd.DataFrame, name: str, *, raw: pd.DataFrame | None = None, printed_max: int = 60,
-          column_config: dict[str, Any] | None = None, height: int | None = None) -> None:
+          column_config: dict[str, Any] | None = None, height: int | None = None,
+          links: dict[str, list[str]] | None = None) -> None:
     """A table with its CSV download (the one way every page shows a table).
 
     Up to `printed_max` rows print as text (selectable, wraps at 1280 px); more scroll in a grid. The CSV
-    holds `raw` (exact amounts, column names as published) when given, else the rows as shown."""
+    holds `raw` (exact amounts, column names as published) when given, else the rows as shown. `links`: per
+    column, one URL per row (e.g. '?workload=<id>' to open that row on the page); the cell becomes a link."""
     if len(shown) <= printed_max and not column_config:
         # st.table renders every cell as Markdown: names are untrusted, so cells show their text literally.
-        st.table(md_frame(shown), hide_index=True)
+        printed = md_frame(shown)
+        for col, urls in (links or {}).items():
+            target = md_text(col)
+            printed[target] = [f"[{cell}]({quote(url, safe='?=&/%+')})" for cell, url in zip(printed[target], urls)]
+        st.table(printed, hide_index=True)
     else:
         st.dataframe(shown, hide_index=True, column_config=column_config,
                      **({"height": height} if height else {}))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from reporting.forecast_status import assess, forecast_text, interval_text
 from reporting.formatting import fmt_money, fmt_unit_cost
 from warehouse import serving_anomalies as readers
 from warehouse.serving import NotPublished
@@ -97,13 +98,13 @@ def team_anomalies_html(path: Path, team: str, period: date) -> str:
         if "basis" not in latest:
             latest = latest.assign(basis="chargeback")
         rows = []
-        for r in latest.to_dict("records"):
+        for r, assessed in zip(latest.to_dict("records"), assess(latest).itertuples(index=False)):
             cur = r["currency"]
             budget = fmt_money(r["budget_monthly"], cur) if pd.notna(r["budget_monthly"]) else "no budget"
             breach = str(r["budget_breach_date"]) if pd.notna(r["budget_breach_date"]) else ""
             rows.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in (
-                r["basis"], f"{pd.Timestamp(r['forecast_month']):%Y-%m}", r["method"], fmt_money(r["forecast"], cur),
-                f"{fmt_money(r['forecast_low'], cur)} .. {fmt_money(r['forecast_high'], cur)}", budget, breach))
+                r["basis"], f"{pd.Timestamp(r['forecast_month']):%Y-%m}", r["method"], forecast_text(assessed),
+                interval_text(assessed), budget, breach))
                 + "</tr>")
         parts.append("<h3>Forecast</h3><table><thead><tr><th>basis</th><th>month</th><th>method</th><th>forecast</th>"
                      "<th>interval</th><th>budget</th><th>budget exceeded on</th></tr></thead><tbody>"

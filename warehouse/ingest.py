@@ -99,7 +99,9 @@ def _parse(fmt: SourceFormat, path: Path, f: LandedFile, *, batched: bool = Fals
     Some formats carry facts in the name (vLLM's `_tp8_pp2_` and result stem, LiteLLM catalog
     versions), so the parser sees a symlink named like the original (sanitised: a base name only,
     never a path) in a private temporary folder. Parsers whose files carry no time of their own
-    also get the landing time.
+    get a time: `landed_at` (the landing time) to parsers that take it, `fetched_at` only for a file
+    the pipeline fetched over HTTP (a copied file's modification or landing time is not the time its
+    prices were seen: the price parsers then date it by its name or call it undated).
     """
     safe = _UNSAFE.sub("_", Path(f.original_name).name).lstrip(".") or f.sha256
     with tempfile.TemporaryDirectory(prefix="gpu-ledger-parse-") as tmp:
@@ -110,9 +112,12 @@ def _parse(fmt: SourceFormat, path: Path, f: LandedFile, *, batched: bool = Fals
             # (the symlink's folder is gone by then); batched formats take nothing from the name.
             # Impossible figures are quarantined batch by batch (every gate reads one row only).
             return gate_stream(fmt.stream(path))
-        if "fetched_at" in inspect.signature(fmt.parse).parameters:
-            observed = datetime.strptime(f.observed_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-            return fmt.parse(named, fetched_at=observed)
+        params = inspect.signature(fmt.parse).parameters
+        observed = datetime.strptime(f.observed_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        if "landed_at" in params:
+            return fmt.parse(named, landed_at=observed)
+        if "fetched_at" in params:
+            return fmt.parse(named, fetched_at=observed if f.http_status is not None else None)
         return fmt.parse(named)
 
 

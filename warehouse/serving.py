@@ -239,16 +239,18 @@ def prices(path: Path, provider: str | None = None, pricing_category: str | None
 
 
 def stale_prices(path: Path, max_age_days: int = 7) -> pd.DataFrame:
-    """Current prices (valid_to null) last observed more than max_age_days before the publication."""
-    require(path, "fct_gpu_price_history", ["valid_to", "last_observed_at"])
+    """Current prices (valid_to null) last observed more than max_age_days before the publication (undated
+    prices have no age: serving_screens.undated_prices lists them)."""
+    cols = require(path, "fct_gpu_price_history", ["valid_to", "last_observed_at"])
     require(path, "publication", ["published_at"])
+    dated = "and last_observed_at_basis <> 'undated' " if "last_observed_at_basis" in cols else ""
     return query(
         path,
         "select provider, sku, region, pricing_category, gpu_model, price_per_gpu_hour, currency, last_observed_at, "
         "date_diff('day', last_observed_at, (select max(published_at) from publication)) as age_days "
         "from fct_gpu_price_history where valid_to is null "
         "and last_observed_at < (select max(published_at) from publication) - to_days(?::integer) "
-        "order by last_observed_at",
+        f"{dated}order by last_observed_at",
         [max_age_days],
     )
 

@@ -63,10 +63,12 @@ def _published_at_sql() -> str:
 
 def current_prices(path: Path, currency: str | None = None) -> pd.DataFrame:
     """The cheapest current price (valid_to null) per GPU model and pricing category in one currency, with
-    its offer, when it was last observed, its age in days at publication and how many current offers exist."""
-    require(path, "fct_gpu_price_history", ["provider", "sku", "region", "pricing_category", "gpu_model",
-                                            "price_per_gpu_hour", "currency", "valid_to", "last_observed_at"])
+    its offer, when it was last observed, its age in days at publication and how many current offers exist.
+    An undated price (nothing in its file dates it) has no age: `last_observed_at_basis` says 'undated'."""
+    cols = require(path, "fct_gpu_price_history", ["provider", "sku", "region", "pricing_category", "gpu_model",
+                                                   "price_per_gpu_hour", "currency", "valid_to", "last_observed_at"])
     require(path, "publication", ["published_at"])
+    basis = _basis_sql(cols)
     return query(path, f"""
         with cur as (select *, row_number() over (partition by gpu_model, pricing_category, currency
                                                   order by price_per_gpu_hour, provider, sku, region) as rn,
@@ -76,16 +78,36 @@ def current_prices(path: Path, currency: str | None = None) -> pd.DataFrame:
                      from fct_gpu_price_history
                      where valid_to is null and gpu_model is not null and (?::varchar is null or currency = ?))
         select gpu_model, pricing_category, currency, price_per_gpu_hour, highest_price, offers, provider, sku,
-               region, last_observed_at, date_diff('day', last_observed_at, {_published_at_sql()}) as age_days
+               region, last_observed_at, {basis} as last_observed_at_basis,
+               case when {basis} <> 'undated'
+                    then date_diff('day', last_observed_at, {_published_at_sql()}) end as age_days
         from cur where rn = 1 order by gpu_model, pricing_category""", [currency, currency])
+
+
+def _basis_sql(cols: set[str]) -> str:
+    # A publication from before the basis was kept cannot tell: it says so instead of passing for dated.
+    return "last_observed_at_basis" if "last_observed_at_basis" in cols else "'not_recorded'"
+
+
+def undated_prices(path: Path) -> pd.DataFrame:
+    """Current prices nothing dates (no timestamp in the file or its name, not fetched), per provider."""
+    cols = require(path, "fct_gpu_price_history", ["provider", "valid_to", "gpu_model"])
+    if "last_observed_at_basis" not in cols:
+        return pd.DataFrame(columns=["provider", "undated_prices", "gpu_models", "sources"])
+    return query(path, """
+        select provider, count(*) as undated_prices, count(distinct gpu_model) as gpu_models,
+               string_agg(distinct last_source, ', ' order by last_source) as sources
+        from fct_gpu_price_history where valid_to is null and last_observed_at_basis = 'undated'
+        group by provider order by undated_prices desc, provider""")
 
 
 def price_history(path: Path, gpu_model: str, currency: str | None = None) -> pd.DataFrame:
     """Every price interval of one GPU model (in one currency), oldest first, without the lineage hashes."""
-    require(path, "fct_gpu_price_history", ["gpu_model", "price_per_gpu_hour", "valid_from", "valid_to",
-                                            "last_observed_at"])
+    cols = require(path, "fct_gpu_price_history", ["gpu_model", "price_per_gpu_hour", "valid_from", "valid_to",
+                                                   "last_observed_at"])
     return query(path, "select provider, sku, region, pricing_category, gpu_count, currency, price_per_gpu_hour, "
-                       "price_per_hour, valid_from, valid_to, last_observed_at, observations, source "
+                       "price_per_hour, valid_from, valid_to, last_observed_at, "
+                       f"{_basis_sql(cols)} as last_observed_at_basis, observations, source "
                        "from fct_gpu_price_history where gpu_model = ? and (?::varchar is null or currency = ?) "
                        "order by provider, sku, region, pricing_category, valid_from",
                  [gpu_model, currency, currency])
@@ -93,8 +115,9 @@ def price_history(path: Path, gpu_model: str, currency: str | None = None) -> pd
 
 def stale_by_provider(path: Path, max_age_days: int = 7) -> pd.DataFrame:
     """Current prices last observed more than max_age_days before the publication, per provider:
-    how many, the oldest and newest age, and the GPU models they cover."""
-    require(path, "fct_gpu_price_history", ["provider", "valid_to", "last_observed_at"])
+    how many, the oldest and newest age, and the GPU models they cover. Undated prices have no age and are
+    listed apart (`undated_prices`)."""
+    cols = require(path, "fct_gpu_price_history", ["provider", "valid_to", "last_observed_at"])
     require(path, "publication", ["published_at"])
     return query(path, f"""
         select provider, count(*) as stale_prices, count(distinct gpu_model) as gpu_models,
@@ -103,6 +126,7 @@ def stale_by_provider(path: Path, max_age_days: int = 7) -> pd.DataFrame:
                min(last_observed_at) as oldest_observed_at
         from fct_gpu_price_history
         where valid_to is null and last_observed_at < {_published_at_sql()} - to_days(?::integer)
+          and {_basis_sql(cols)} <> 'undated'
         group by provider order by stale_prices desc, provider""", [max_age_days])
 
 

@@ -173,6 +173,6 @@ else:
         st.caption(f"Charts for the first {MAX_CHARTS} teams; choose a team in the sidebar for its own chart.")
     st.caption("Run-rate while the latest month is open (cost so far ÷ days observed × days of the month); the "
                "mean of the last complete months once it is complete. Interval: ± the spread of past monthly "
-               "totals, or of the month's daily cost when there is less history, never below zero; 'unknown' when "
+               "totals, or of the month's daily cost when there is less history, never below zero; 'unmeasured' when "
                f"that spread is not measured. Fewer than {forecast_view.MIN_DAYS} observed days: not enough history, "
                "no forecast. Breach date: the first day the month's cost exceeds the budget at an even daily rate.")

@@ -114,6 +114,15 @@ if by_provider is not None:
                 })
                 ui.table(shown, f"stale_prices_{provider}_{int(max_age)}d", raw=rows, printed_max=15)
 
+undated = ui.guard(serving_screens.undated_prices, path)
+if undated is not None and not undated.empty:
+    st.warning(f"{int(undated['undated_prices'].sum()):,} current prices from {len(undated)} providers are undated: "
+               "nothing in their files or the files' names dates them and the pipeline did not fetch them, so no "
+               "age is claimed. Fetch them (config/fetch) or put the date in the file name (prices_2025-04-10.json).")
+    ui.table(pd.DataFrame({"Provider": undated["provider"], "Undated prices": undated["undated_prices"],
+                           "GPU models": undated["gpu_models"], "Files": undated["sources"]}),
+             "undated_prices", raw=undated)
+
 st.subheader("GPU-hours on no bill line: priced or not")
 st.caption("Production GPU-hours from run records, schedulers and telemetry that no bill line covers. List-priced: the "
            "observed price valid when they ran; owned-hardware: the owned_hardware policy rate; unpriced: no price "

@@ -4,6 +4,7 @@ the others with the reason each is out), the memory fit of the workload and the 
 from __future__ import annotations
 
 from decimal import Decimal
+from urllib.parse import urlencode
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -18,8 +19,12 @@ path = ui.serving_db()
 st.title("GPU decision")
 st.caption("Every workload at equal demand: today's cost, the best route that passes every gate (memory margin, "
            "latency SLO, quality) and costs less, or the cheapest route still pending evidence with the benchmark "
-           "that settles it. Open one workload below the table (or in the sidebar) for its candidates and gates.")
+           "that settles it. Click a workload (or choose it below the table or in the sidebar) for its candidates and gates.")
 
+# A workload's link in the table (?workload=<id>) opens it: it becomes the shared Workload filter.
+if "workload" in st.query_params:
+    st.session_state[filters.store("workload")] = st.query_params["workload"]
+    del st.query_params["workload"]
 sel = filters.shared(path, "candidates", use=("team", "workload", "currency"))
 workload, cur = sel.workload, sel.currency or ""
 summary = ui.guard(serving_decisions.decision_summary, path, team=sel.team, currency=sel.currency)
@@ -41,7 +46,8 @@ if summary is not None and not summary.empty:
         "Evidence grade": summary["evidence"].fillna("none"),
         "Next benchmark": summary["next_benchmark"].fillna("none needed"),
     })
-    ui.table(table, "decision_summary", raw=summary)
+    ui.table(table, "decision_summary", raw=summary,
+             links={"Workload": ["?" + urlencode({"workload": w}) for w in summary["workload_id"]]})
 
     def _open() -> None:
         """The workload picked here becomes the shared Workload filter (kept on every page)."""

@@ -53,19 +53,24 @@ else:
     if any(older):
         st.warning(f"{sum(older)} reports were written before the current publication: run `gpu-ledger report` "
                    "to bring them up to date.")
-    table = pd.DataFrame({"Month": reports["month"], "Team": reports["team"],
-                          "Written": reports["written_at"].map(ui.fmt_time),
+    keys = [f"{m}/{t}" for m, t in zip(reports["month"], reports["team"])]
+    # A link per report to this page with ?report=<month>/<team>: it opens the report's preview and downloads
+    # (a browser will not follow a file:// link from a served page).
+    table = pd.DataFrame({"Report": [f"?report={k}" for k in keys], "Month": reports["month"],
+                          "Team": reports["team"], "Written": reports["written_at"].map(ui.fmt_time),
                           "Up to date": ["no, older than the publication" if o else "yes" for o in older],
                           # Relative to the folder named above: full paths would overflow the table.
-                          "HTML": [str(Path(h).relative_to(folder)) for h in reports["html"]],
-                          "CSV": [str(Path(c).relative_to(folder)) if c else "" for c in reports["csv"]]})
-    ui.table(table, "reports", raw=reports)
+                          "HTML file": [str(Path(h).relative_to(folder)) for h in reports["html"]]})
+    ui.table(table, "reports", raw=reports, column_config={
+        "Report": st.column_config.LinkColumn("Report", display_text=r"\?report=(.*)",
+                                              help="Opens the report's preview and downloads")})
     if (folder / "index.html").exists():
         st.caption(f"The index of every report: {folder / 'index.html'}")
 
     labels = [f"{m} · {t}" for m, t in zip(reports["month"], reports["team"])]
-    chosen = st.selectbox("Report to open", labels, index=None, placeholder="Choose a report to preview it here",
-                          key="rp_report")
+    linked = st.query_params.get("report")
+    chosen = st.selectbox("Report to open", labels, index=keys.index(linked) if linked in keys else None,
+                          placeholder="Choose a report to preview it here", key="rp_report")
     if chosen is not None:
         row = reports.iloc[labels.index(chosen)]
         html = Path(row["html"])

@@ -26,7 +26,7 @@ from sources.common import ParseOutput, SourceFormat, UnreadableFile, head_text
 # Release dates of litellm versions on PyPI, *as known* (from the PyPI release history as
 # remembered; NOT verified offline: the PyPI JSON API was unreachable when this was written).
 # 1.55.0 shipped mid-December 2024. 1.110.2's date is unknown here, so it is left out: its
-# rows take the landing time (`fetched_at`) or NULL, with a warning, unless a date is supplied.
+# rows take the landing time (`landed_at`) or NULL, with a warning, unless a date is supplied.
 RELEASE_DATES: dict[str, datetime] = {
     "1.55.0": datetime(2024, 12, 13),
 }
@@ -148,17 +148,18 @@ def parse_catalog(
     return out
 
 
-def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
+def parse(path: Path, landed_at: datetime | None = None) -> ParseOutput:
     """`SourceFormat.parse`: version and observed time from the file name / release-date map.
 
-    The pipeline passes the landing time as `fetched_at`; it is used for `observed_at` only when
-    neither the file name nor `RELEASE_DATES` gives one (we saw that catalog at least then).
+    The pipeline passes the landing time as `landed_at`; it is used for `observed_at` only when
+    neither the file name nor `RELEASE_DATES` gives one (we saw that catalog at least then), with a
+    warning saying so.
     """
     path = Path(path)
     version = version_from_name(path)
-    if observed_from_name(path) or (version and version in RELEASE_DATES) or fetched_at is None:
+    if observed_from_name(path) or (version and version in RELEASE_DATES) or landed_at is None:
         return parse_catalog(path)
-    landed = fetched_at.astimezone(UTC).replace(tzinfo=None) if fetched_at.tzinfo else fetched_at
+    landed = landed_at.astimezone(UTC).replace(tzinfo=None) if landed_at.tzinfo else landed_at
     out = parse_catalog(path, observed_at=landed)
     out.warnings.append(f"no release date known for litellm {version!r}: observed_at = landing time {landed.isoformat()}")
     return out

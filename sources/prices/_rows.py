@@ -35,6 +35,7 @@ OBS_SCHEMA = pa.schema(
         ("gpu_model", pa.string()),
         ("gpu_count", pa.string()),
         ("observed_at", pa.timestamp("us")),
+        ("observed_at_basis", pa.string()),
         ("source", pa.string()),
         ("source_format", pa.string()),
         ("_source_line", pa.int64()),
@@ -47,8 +48,11 @@ CURRENCIES = ISO_4217_SET
 
 
 def obs_table(rows: list[dict[str, Any]]) -> pa.Table:
-    """Arrow table of observation rows (missing keys become NULL) with the contract's column set."""
+    """Arrow table of observation rows (missing keys become NULL) with the contract's column set.
+
+    A row without `observed_at_basis` took its time from the source itself ("source")."""
     cols = {f.name: [r.get(f.name) for r in rows] for f in OBS_SCHEMA}
+    cols["observed_at_basis"] = [b or "source" for b in cols["observed_at_basis"]]
     return pa.table(cols, schema=OBS_SCHEMA)
 
 
@@ -101,18 +105,34 @@ def parse_ts(text: Any) -> datetime | None:
     return ts
 
 
-def fetch_time(path: Path, fetched_at: datetime | None) -> tuple[datetime, str | None]:
-    """The time to stamp rows whose source carries no timestamp of its own.
+# A date in a file's name (prices_2025-04-10.json, offers-20250410.csv): the file's own date.
+_NAME_DATE = re.compile(r"(?<!\d)(20\d{2})-?(0[1-9]|1[0-2])-?(0[1-9]|[12]\d|3[01])(?!\d)")
 
-    The pipeline passes the landing manifest's fetched_at; a bare `parse(path)` falls back to the
-    file's modification time (UTC) and says so in a warning.
+
+def fetch_time(path: Path, fetched_at: datetime | None) -> tuple[datetime, str, str | None]:
+    """The time to stamp rows whose source carries no timestamp of its own: (time, basis, note).
+
+    basis says where the time came from, so no screen passes a load time off as an observation:
+    - "fetched": the pipeline fetched the file over HTTP and passes that time (`fetched_at`);
+    - "file_name": a date in the file's own name (midnight UTC of that day);
+    - "undated": nothing dates the prices. The time is then the file's modification time, kept
+      only to order versions of the file (a copy or a clone resets it); screens say "undated".
     """
     if fetched_at is not None:
         if fetched_at.tzinfo is not None:
             fetched_at = fetched_at.astimezone(UTC).replace(tzinfo=None)
-        return fetched_at, None
+        return fetched_at, "fetched", None
+    named = _NAME_DATE.search(path.name)
+    if named:
+        try:
+            return datetime(int(named[1]), int(named[2]), int(named[3])), "file_name", None
+        except ValueError:  # 2025-02-30: not a date, so the name dates nothing
+            pass
     mtime = datetime.fromtimestamp(os.path.getmtime(path), tz=UTC).replace(tzinfo=None)
-    return mtime, f"{path.name}: no timestamp in the source; observed_at = file mtime {mtime.isoformat()}Z"
+    return mtime, "undated", (
+        f"{path.name}: no date in the source or its name: its prices are undated "
+        f"(observed_at holds the file's modification time {mtime.isoformat()}Z only to order versions)"
+    )
 
 
 _TRAILING_COMMA = re.compile(r'("(?:[^"\\]|\\.)*")|,(\s*[}\]])')

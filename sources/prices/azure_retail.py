@@ -75,7 +75,7 @@ def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
     doc, warnings = load_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("Items"), list):
         raise UnreadableFile(path, None, "not an Azure Retail Prices page: 'Items' array missing")
-    fallback, note = fetch_time(path, fetched_at)
+    fallback, fallback_basis, note = fetch_time(path, fetched_at)
     rows: list[dict[str, Any]] = []
     rejects: list[Reject] = []
     for index, item in enumerate(doc["Items"], start=1):
@@ -89,9 +89,9 @@ def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
             continue
         if divisor != 1:
             price = format(Decimal(price) / divisor, "f")
-        observed = parse_ts(item.get("effectiveStartDate"))
+        observed, basis = parse_ts(item.get("effectiveStartDate")), "source"
         if observed is None:
-            observed = fallback
+            observed, basis = fallback, fallback_basis
             if note and note not in warnings:
                 warnings.append(note)
         rows.append(
@@ -128,6 +128,7 @@ def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
                 "gpu_model": None,  # Azure encodes the GPU in the ARM SKU; dbt/seeds/instance_gpu_map.csv maps it
                 "gpu_count": None,
                 "observed_at": observed,
+                "observed_at_basis": basis,
                 "source": "https://prices.azure.com/api/retail/prices",
                 "source_format": NAME,
                 "_source_line": index,

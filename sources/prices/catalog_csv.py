@@ -64,7 +64,7 @@ def _finish(
     con: duckdb.DuckDBPyConnection, offers_sql: str, path: Path, fmt: str, fetched_at: datetime | None
 ) -> ParseOutput:
     """Judge the offers view (sku, price_text, ...) and return rows + rejects."""
-    observed, note = fetch_time(path, fetched_at)
+    observed, basis, note = fetch_time(path, fetched_at)
     currencies = ", ".join(f"'{c}'" for c in sorted(CURRENCIES))
     con.execute(f"""create temp table judged as select *, try_cast(price_text as decimal(38, 12)) as price_dec,
         case when coalesce(trim(price_text), '') = '' then 'missing_price'
@@ -82,10 +82,10 @@ def _finish(
     ]
     table = con.execute(
         """select provider, sku, sku_description, region, pricing_category, term_details, currency,
-               trim(price_text) as price, price_unit, gpu_model, gpu_count, ?::timestamp as observed_at,
+               trim(price_text) as price, price_unit, gpu_model, gpu_count, ?::timestamp as observed_at, ? as observed_at_basis,
                source, ? as source_format, _source_line
            from judged where rule is null order by _source_line, pricing_category""",
-        [observed, fmt],
+        [observed, basis, fmt],
     ).to_arrow_table()
     con.close()
     return ParseOutput(

@@ -57,7 +57,7 @@ def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
     doc, warnings = load_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("skus"), list):
         raise UnreadableFile(path, None, "not a Cloud Billing SKU list: 'skus' array missing")
-    fallback, fallback_note = fetch_time(path, fetched_at)
+    fallback, fallback_basis, fallback_note = fetch_time(path, fetched_at)
     used_fallback = 0
     rows: list[dict[str, Any]] = []
     rejects: list[Reject] = []
@@ -69,9 +69,9 @@ def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
         regions = sku.get("serviceRegions") or [None]
         for info in sku.get("pricingInfo") or []:
             expr = info.get("pricingExpression") or {}
-            observed = parse_ts(info.get("effectiveTime"))
+            observed, basis = parse_ts(info.get("effectiveTime")), "source"
             if observed is None:
-                observed, used_fallback = fallback, used_fallback + 1
+                observed, basis, used_fallback = fallback, fallback_basis, used_fallback + 1
             for tier in expr.get("tieredRates") or []:
                 unit_price = tier.get("unitPrice") or {}
                 try:
@@ -127,6 +127,7 @@ def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
                             "gpu_model": gpu,
                             "gpu_count": "1" if group == "GPU" else None,
                             "observed_at": observed,
+                            "observed_at_basis": basis,
                             "source": f"https://cloudbilling.googleapis.com/v1/{sku.get('name') or sku.get('skuId')}",
                             "source_format": NAME,
                             "_source_line": index,

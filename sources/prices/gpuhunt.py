@@ -165,7 +165,7 @@ def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
     """gpuhunt fixture bundle or one provider response -> gpu_price_observations."""
     path = Path(path)
     doc, warnings = load_json(path)
-    observed, note = fetch_time(path, fetched_at)
+    observed, basis, note = fetch_time(path, fetched_at)
     if note:
         warnings.append(note)
     rows: list[dict[str, Any]] = []
@@ -197,6 +197,7 @@ def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
                             "gpu_model": offer["gpu"],
                             "gpu_count": offer["count"],
                             "observed_at": observed,
+                            "observed_at_basis": basis,
                             "source": f"gpuhunt:{shape}",
                             "source_format": NAME,
                             "_source_line": index,

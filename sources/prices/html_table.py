@@ -150,8 +150,9 @@ def parse(
     body, index = found
     observed = _observed(text, parser.meta, spec)
     warnings: list[str] = []
+    basis = "source"
     if observed is None:
-        observed, note = fetch_time(path, fetched_at)
+        observed, basis, note = fetch_time(path, fetched_at)
         if note:
             warnings.append(note)
     currency, bad_cur = check_currency(spec.get("currency", "USD"), None)
@@ -187,6 +188,7 @@ def parse(
                     "gpu_model": gpu_model_from_text(gpu_text),
                     "gpu_count": num_text(get.get("gpu_count")),
                     "observed_at": observed,
+                    "observed_at_basis": basis,
                     "source": spec.get("url") or path.name,
                     "source_format": NAME,
                     "_source_line": line,

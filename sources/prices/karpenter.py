@@ -161,6 +161,7 @@ def _parse_with(path: Path, layout: _Layout) -> ParseOutput:
                 trim(region) as region, 'on-demand' as pricing_category, '{layout.term_details}' as term_details,
                 cur as currency, trim({layout.price}) as price, 'hour' as price_unit,
                 null::varchar as gpu_model, null::varchar as gpu_count, obs_ts as observed_at,
+                'source' as observed_at_basis,
                 {layout.source_sql} as source, '{layout.name}' as source_format, _source_line
             from judged where rule is null
             qualify row_number() over (partition by obs_ts, trim(region), trim({layout.sku}), price_dec

@@ -66,7 +66,7 @@ def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
     doc, warnings = load_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
         raise UnreadableFile(path, None, "not an OCI price list: 'items' array missing")
-    observed, note = fetch_time(path, fetched_at)
+    observed, basis, note = fetch_time(path, fetched_at)
     if note:
         warnings.append(note)
     rows: list[dict[str, Any]] = []
@@ -112,6 +112,7 @@ def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
                         "gpu_model": _gpu(display) if unit == "gpu-hour" else None,
                         "gpu_count": "1" if unit == "gpu-hour" else None,
                         "observed_at": observed,
+                        "observed_at_basis": basis,
                         "source": "https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/",
                         "source_format": NAME,
                         "_source_line": index,

@@ -208,3 +208,46 @@ def test_chargeback_shows_every_currency_converted_and_the_rates(page: object, a
     _wait_texts(page, ["All currencies in one", "Invoice, all currencies (USD)", fmt_money(invoice, "USD"),
                        f"{float(rate):.6f}", "Commitments: committed vs used"])
     _no_exceptions(page)
+
+
+def test_undated_prices_say_undated_never_their_load_time(page: object, app_url: str, home: Path) -> None:
+    # The bundled gpuhunt and OCI files carry no time and were copied, not fetched: their prices are undated.
+    undated, providers = _marts(home, "select count(*), count(distinct provider) from fct_gpu_price_history "
+                                      "where valid_to is null and last_observed_at_basis = 'undated'")[0]
+    assert undated > 0
+    _open(page, f"{app_url}/data_quality", "Data quality")
+    _wait_texts(page, [f"{undated:,} current prices from {providers} providers are undated"])
+    _open(page, f"{app_url}/prices", "GPU prices")
+    _wait_texts(page, ["Undated = nothing dates the price", "undated"])
+    assert "0 days before the publication" not in page.inner_text("[data-testid=stMain]")
+    _no_exceptions(page)
+
+
+def test_reports_are_links_that_open_the_report(page: object, app_url: str, home: Path) -> None:
+    # Every report row links to this page with ?report=<month>/<team>; following one previews that report.
+    chargeback = _one(home, "select sum(total_cost) from fct_chargeback_monthly where team_id = 'support' "
+                            "and billing_period_start = '2025-04-01' and currency = 'USD'")
+    _open(page, f"{app_url}/reports", "Reports")
+    _wait_texts(page, ["Download CSV"])
+    reports = sorted(p.relative_to(home / "reports").with_suffix("").as_posix()
+                     for p in (home / "reports").glob("*/*.html"))
+    assert "2025-04/support" in reports, reports
+    _open(page, f"{app_url}/reports?report=2025-04/support", "Reports")
+    frame = page.frame_locator("[data-testid=stMain] iframe").first
+    frame.locator("body").wait_for()
+    assert f"Chargeback: {fmt_money(chargeback, 'USD')}" in frame.locator("body").inner_text()
+    assert page.get_by_role("combobox", name="Report to open", exact=True).input_value() == "2025-04 · support"
+    _no_exceptions(page)
+
+
+def test_gpu_decision_workloads_are_links_that_open_the_workload(page: object, app_url: str, home: Path) -> None:
+    workload = "search-embed"
+    _open(page, f"{app_url}/gpu_decision", "GPU decision")
+    link = page.locator("[data-testid=stMain] [data-testid=stTable] a", has_text=workload).first
+    link.wait_for()
+    href = link.get_attribute("href")
+    assert href == f"?workload={workload}", href
+    _open(page, f"{app_url}/gpu_decision{href}", "GPU decision")
+    _wait_texts(page, [f"{workload}: candidates and gates"])
+    assert page.get_by_role("combobox", name="Workload", exact=True).input_value() == workload
+    _no_exceptions(page)

@@ -31,9 +31,21 @@ def _rows() -> pd.DataFrame:
 def test_statuses_and_texts() -> None:
     rows = forecasts.assess(_rows())
     # a/CAD: 2 days observed < 7, both horizons; b: 100 - 120 = -20 shown as 0; c month 1 zero-width with 15 days.
-    assert rows["status"].tolist() == ["not enough history", "not enough history", "forecast", "interval unknown",
+    assert rows["status"].tolist() == ["not enough history", "not enough history", "forecast", "interval unmeasured",
                                        "forecast"]
     texts = [(forecasts.forecast_text(r), forecasts.interval_text(r)) for r in rows.itertuples(index=False)]
     assert texts[0] == ("not enough history (2 days observed; at least 7 needed)", "none")
     assert texts[2] == ("USD 100.00", "USD 0.00 .. USD 220.00")
-    assert texts[3] == ("USD 3,975.11", "unknown: the series' daily noise is not measured")
+    assert texts[3] == ("USD 3,975.11", "unmeasured: no monthly or daily spread of this series yet")
+
+
+def test_the_model_status_wins_when_published() -> None:
+    # A publication with fct_spend_forecast.forecast_status: the model's word is shown, NULL bounds stay NULL.
+    rows = _rows().assign(forecast_status=["not enough history", "not enough history", "forecast",
+                                           "interval unmeasured", "forecast"])
+    rows.loc[3, ["forecast_low", "forecast_high"]] = None
+    shown = forecasts.assess(rows)
+    assert shown["status"].tolist() == rows["forecast_status"].tolist()
+    assert shown["low_shown"][3] is None
+    r = next(shown.iloc[[3]].itertuples(index=False))
+    assert forecasts.interval_text(r) == "unmeasured: no monthly or daily spread of this series yet"

@@ -144,6 +144,8 @@ def test_forecast_and_budget_breach_by_hand(con) -> None:
     assert april["forecast_exceeds_budget"] is True
     assert april["budget_breach_date"] == dt.date(2025, 4, 25)
     assert april["forecast_low"] < april["forecast"] < april["forecast_high"]
+    # No complete month before April: the interval is the daily spread x sqrt(days left), so it is measured.
+    assert (april["forecast_status"], april["interval_basis"]) == ("forecast", "daily spread")
     may = forecast(con, "alpha", 1)
     assert may["forecast_month"] == dt.date(2025, 5, 1)
     assert cents(may["forecast"]) == Decimal("3838.10")
@@ -154,6 +156,12 @@ def test_forecast_and_budget_breach_by_hand(con) -> None:
     assert cents(beta["forecast"]) == Decimal("6000.00")
     assert beta["forecast_exceeds_budget"] is False and beta["budget_breach_date"] is None
     assert cents(forecast(con, "gamma", 0)["forecast"]) == Decimal("214.29")
+    # Every row with an interval has a measured one; every row without one says why (never a zero-width band).
+    for r in rows(con, "select * from fct_spend_forecast"):
+        if r["forecast_status"] in ("actual", "forecast"):
+            assert r["forecast_low"] is not None and r["forecast_high"] is not None, r
+        else:
+            assert r["forecast_low"] is None and r["forecast_high"] is None, r
 
 
 def test_unit_cost_anomaly_by_hand(con) -> None:

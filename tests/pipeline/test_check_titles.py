@@ -37,4 +37,4 @@ def test_a_generic_test_is_named_by_model_and_column() -> None:
 
 
 def test_one_thing_is_singular() -> None:
-    assert check_title(_node("assert_gpu_prices_fresh_per_provider"), "warn", 1) == "GPU prices stale: 1 provider"
+    assert check_title(_node("assert_gpu_prices_fresh_per_provider"), "warn", 1) == "GPU prices stale or undated: 1 provider"

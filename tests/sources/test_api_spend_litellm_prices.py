@@ -107,8 +107,8 @@ def test_truncated_catalog(tmp_path: Path, public_data: Path) -> None:
 def test_landing_time_fallback(public_data: Path) -> None:
 
     landed = datetime(2026, 11, 30, 5, 0, tzinfo=UTC)
-    out = litellm_prices.parse(public_data / V1110, fetched_at=landed)
+    out = litellm_prices.parse(public_data / V1110, landed_at=landed)
     assert set(out.tables["api_model_prices"].column("observed_at").to_pylist()) == {datetime(2026, 11, 30, 5, 0)}
     # A known release date wins over the landing time.
-    out = litellm_prices.parse(public_data / V155, fetched_at=landed)
+    out = litellm_prices.parse(public_data / V155, landed_at=landed)
     assert set(out.tables["api_model_prices"].column("observed_at").to_pylist()) == {datetime(2024, 12, 13)}

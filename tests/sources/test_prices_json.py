@@ -172,3 +172,32 @@ def test_azure_retail_fixture_categories():
     )  # 90 per 100 Hours
     assert [(r.line, r.rule) for r in p2.rejects] == [(4, "zero_price")]
     load_in_memory(p2, "prices")
+
+
+def test_an_undated_price_file_is_undated_never_stamped_as_observed_today(public_data, tmp_path):
+    """gpuhunt payloads carry no time. Fetched by the pipeline: the fetch time ("fetched"). A copied
+    file: a date in its name ("file_name", midnight UTC), else "undated" (the modification time kept
+    only to order versions; screens show no age). A time inside the file always wins ("source")."""
+    src = public_data / "prices/gpuhunt_provider_api_fixtures.json"
+    fetched = _rows(gpuhunt.parse(src, fetched_at=FETCHED))
+    assert {(r["observed_at"], r["observed_at_basis"]) for r in fetched} == {(FETCHED, "fetched")}
+
+    named = tmp_path / "gpuhunt_offers_2025-04-10.json"
+    named.write_bytes(src.read_bytes())
+    assert {(r["observed_at"], r["observed_at_basis"]) for r in _rows(gpuhunt.parse(named))} == {
+        (datetime(2025, 4, 10), "file_name")}
+    compact = tmp_path / "gpuhunt_offers_20250410.json"
+    compact.write_bytes(src.read_bytes())
+    assert {r["observed_at_basis"] for r in _rows(gpuhunt.parse(compact))} == {"file_name"}
+    # Not a date (month 13; February 30): the name dates nothing.
+    for name in ("gpuhunt_2025-13-01.json", "gpuhunt_2025-02-30.json"):
+        (tmp_path / name).write_bytes(src.read_bytes())
+        out = gpuhunt.parse(tmp_path / name)
+        assert {r["observed_at_basis"] for r in _rows(out)} == {"undated"}
+        assert any("undated" in w for w in out.warnings)
+
+    # A GCP SKU with effectiveTime keeps its own time even when the file was fetched.
+    gcp = _rows(gcp_skus.parse(public_data / "prices/gcp_cloudbilling_skus_api_sample.json", fetched_at=FETCHED))
+    own = next(r for r in gcp if r["sku"] == "039F-D0DA-4055")
+    assert (own["observed_at"], own["observed_at_basis"]) == (datetime(2023, 3, 24, 10, 52, 50, 681000), "source")
+    assert {r["observed_at_basis"] for r in gcp if r["observed_at"] == FETCHED} == {"fetched"}

@@ -78,6 +78,7 @@ final as (
             else {{ safe_unit_cost('price', 'resolved_gpu_count') }}
         end as price_per_gpu_hour,
         observed_at,
+        observed_at_basis,
         source,
         source_format,
         term_details,

@@ -9,8 +9,12 @@
 -- of the last (up to 3) complete months after it. Interval: +- the sample standard deviation of the
 -- last (up to 6) complete months' totals when there are at least two, else +- the standard
 -- deviation of the team's daily EffectiveCost in the latest month x sqrt(days forecast); an actual
--- has no interval. Breach date: at an even daily rate (the run-rate, or forecast / days of the
--- month), the first day the month's cumulative cost exceeds the budget.
+-- has no interval. When neither spread is measured (one complete month and no daily series: the
+-- cost-model lines have no day) the interval is NULL and forecast_status says 'interval unmeasured':
+-- a zero-width interval would claim the noise is nil. A run-rate on fewer than var forecast_min_days
+-- (7) observed days is 'not enough history' and has no interval either. The lower bound of a
+-- forecast of spend is never below zero (a net credit, forecast < 0, keeps its symmetric interval). Breach date: at an even daily rate (the run-rate, or
+-- forecast / days of the month), the first day the month's cumulative cost exceeds the budget.
 {%- set line_last_day = "case when ChargePeriodEnd > ChargePeriodStart then cast(ChargePeriodEnd - interval 1 second as date)
                            else cast(ChargePeriodStart as date) end" %}
 with native as (
@@ -179,8 +183,14 @@ valued as (
         case
             when days_forecast = 0 then 0
             when monthly_std is not null then monthly_std
-            else coalesce(daily_std, 0) * sqrt(days_forecast)
-        end as interval_half
+            when daily_std is not null then daily_std * sqrt(days_forecast)
+        end as interval_half,
+        case
+            when days_forecast = 0 then 'none (actual)'
+            when monthly_std is not null then 'monthly spread'
+            when daily_std is not null then 'daily spread'
+            else 'unmeasured'
+        end as interval_basis
     from forecasts
 ),
 
@@ -205,7 +215,13 @@ breach as (
     select
         budgeted.*,
         case when method = 'run-rate' then run_rate_daily
-             else cast(forecast as double) / forecast_month_days end as daily_rate
+             else cast(forecast as double) / forecast_month_days end as daily_rate,
+        case
+            when method = 'actual' then 'actual'
+            when method = 'run-rate' and days_observed < {{ var('forecast_min_days', 7) }} then 'not enough history'
+            when interval_half is null then 'interval unmeasured'
+            else 'forecast'
+        end as forecast_status
     from budgeted
 )
 
@@ -221,9 +237,14 @@ select
     case when horizon = 0 then actual_to_date else {{ money('0') }} end as actual_to_date,
     case when horizon = 0 then days_observed else 0 end as days_observed,
     forecast,
-    {{ money('case when forecast >= 0 then greatest(cast(forecast as double) - interval_half, 0)
-                   else cast(forecast as double) - interval_half end') }} as forecast_low,
-    {{ money('cast(forecast as double) + interval_half') }} as forecast_high,
+    forecast_status,
+    interval_basis,
+    -- A net credit (forecast below zero) keeps its symmetric interval; spend is never forecast below zero.
+    {{ money("case when forecast_status not in ('actual', 'forecast') then null
+                   when forecast >= 0 then greatest(cast(forecast as double) - interval_half, 0)
+                   else cast(forecast as double) - interval_half end") }} as forecast_low,
+    {{ money("case when forecast_status in ('actual', 'forecast') then cast(forecast as double) + interval_half end") }}
+        as forecast_high,
     budget_monthly,
     case when budget_monthly is not null then forecast > budget_monthly end as forecast_exceeds_budget,
     case when budget_monthly is not null and forecast > budget_monthly and daily_rate > 0

@@ -37,6 +37,7 @@ current_offers as (
         history.valid_from,
         history.observations,
         history.last_observed_at,
+        history.last_observed_at_basis,
         history.source,
         history.last_source,
         history.last_source_format,

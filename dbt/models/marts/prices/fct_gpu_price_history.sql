@@ -50,7 +50,8 @@ summarised as (
         count(*) over interval_all as observations,
         max(observed_at) over interval_all as last_observed_at,
         last_value(source) over interval_all_ordered as last_source,
-        last_value(source_format) over interval_all_ordered as last_source_format
+        last_value(source_format) over interval_all_ordered as last_source_format,
+        last_value(observed_at_basis) over interval_all_ordered as last_observed_at_basis
     from islands
     window
         interval_rows as (
@@ -83,6 +84,7 @@ intervals as (
         observations,
         observed_at as first_observed_at,
         last_observed_at,
+        last_observed_at_basis,
         source,
         last_source,
         source_format,
@@ -124,6 +126,7 @@ final as (
         observations,
         first_observed_at,
         last_observed_at,
+        last_observed_at_basis,
         source,
         last_source,
         source_format,

@@ -19,6 +19,8 @@ renamed as (
         nullif(trim(gpu_model), '') as gpu_model,
         cast(gpu_count as decimal(18, 6)) as gpu_count,
         cast(observed_at as timestamp) as observed_at,
+        -- Rows landed before the basis was recorded say so rather than pass for dated.
+        coalesce(observed_at_basis, 'not_recorded') as observed_at_basis,
         nullif(trim(source), '') as source,
         source_format,
         _file_hash as file_hash,
@@ -57,6 +59,7 @@ final as (
         gpu_model,
         gpu_count,
         observed_at,
+        observed_at_basis,
         source,
         source_format,
         file_hash,
