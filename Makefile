@@ -41,7 +41,8 @@ test:
 	@$(MAKE) --no-print-directory -j4 setup browser java focus-validator
 	$(VENV)/bin/python -m pytest -q --durations=25
 
-# The Spark lane alone: the bundled samples built on Spark must equal the DuckDB build.
+# The Spark lane alone: the bundled samples built on a standalone Spark cluster (a master, two workers,
+# started and stopped by the lane) must equal the DuckDB build.
 test-spark: setup java
 	$(VENV)/bin/python -m pytest -q -m spark
 

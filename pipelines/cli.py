@@ -73,13 +73,14 @@ def sigterm_kept() -> Iterator[None]:
 def execute_refresh(
     home: Path, inputs: Path, *, full_refresh: bool = False,
     backfill_from: str | None = None, backfill_to: str | None = None, engine: str = "duckdb",
-    progress: bool = False, docs: bool = True, lock_wait: float = 0.0,
+    spark_master: str | None = None, progress: bool = False, docs: bool = True, lock_wait: float = 0.0,
 ) -> tuple[bool, str, str]:
     """Run the nightly job once in process; returns (success, run_id, failure reason).
 
     dbt's incremental models rebuild the days new files touched; `backfill_from`/`backfill_to`
     (YYYY-MM-DD, inclusive) add a window of days, `full_refresh` rebuilds them from all raw rows.
-    `engine` runs the dbt transforms on DuckDB (default) or Spark (pipelines/engines.py).
+    `engine` runs the dbt transforms on DuckDB (default) or Spark (pipelines/engines.py); `spark_master`
+    is the Spark cluster's URL (`spark://host:port`; default: a Spark session inside the dbt process).
     `progress` prints one line per stage on stderr (pipelines/progress.py). `docs=False` skips the
     dbt docs site (a separate dbt process, ~4 s of CPU), for callers that only need the warehouse.
     One refresh of a home at a time: another one running makes this wait up to `lock_wait` seconds,
@@ -93,11 +94,12 @@ def execute_refresh(
     paths = Home(home).ensure()
     with refresh_lock(paths.root, wait_s=lock_wait):
         return _refresh_locked(paths, inputs, full_refresh=full_refresh, backfill_from=backfill_from,
-                               backfill_to=backfill_to, engine=engine, progress=progress, docs=docs)
+                               backfill_to=backfill_to, engine=engine, spark_master=spark_master,
+                               progress=progress, docs=docs)
 
 
-def _refresh_locked(paths: Home, inputs: Path, *, full_refresh: bool, backfill_from: str | None,
-                    backfill_to: str | None, engine: str, progress: bool, docs: bool) -> tuple[bool, str, str]:
+def _refresh_locked(paths: Home, inputs: Path, *, full_refresh: bool, backfill_from: str | None, backfill_to: str | None,
+                    engine: str, spark_master: str | None, progress: bool, docs: bool) -> tuple[bool, str, str]:
     from pipelines.outcome import record_no_new_data
     from pipelines.refresh_state import affected_assets, plan_refresh, state_record
 
@@ -141,7 +143,7 @@ def _refresh_locked(paths: Home, inputs: Path, *, full_refresh: bool, backfill_f
                               "refresh_lock": {"config": {"held_by_caller": True}}},  # taken above
                 "ops": {"ledger_dbt_assets": {"config": {
                     "full_refresh": full_refresh, "backfill_from": backfill_from, "backfill_to": backfill_to,
-                    "engine": engine}},
+                    "engine": engine, "spark_master": spark_master}},
                     "serving__dbt_docs": {"config": {"generate": docs}}},
             },
         )
@@ -173,6 +175,7 @@ def run(
     full_refresh: bool = typer.Option(False, "--full-refresh", "--full",
                                       help="rebuild everything from all raw rows, also with no new data"),
     engine: str = typer.Option("duckdb", help="where dbt transforms run: duckdb (embedded) or spark (docs/spark.md)"),
+    spark_master: str | None = typer.Option(None, help="with --engine spark: the cluster, spark://HOST:PORT"),
     profile: bool = typer.Option(False, "--profile", help="print seconds per stage (also kept in last_refresh.json)"),
     docs: bool = typer.Option(True, "--docs/--no-docs", help="regenerate HOME/dbt-docs when stale (~4 s); --no-docs leaves it"),
     wait: float = typer.Option(0.0, "--wait", help="seconds to wait for another refresh of this home to finish (exit 3 after)"),
@@ -204,8 +207,8 @@ def run(
 
     try:
         ok, run_id, reason = execute_refresh(home_dir, inputs_dir, full_refresh=full_refresh, backfill_from=backfill_from,
-                                             backfill_to=backfill_to, engine=engine, progress=True, docs=docs,
-                                             lock_wait=wait)
+                                             backfill_to=backfill_to, engine=engine, spark_master=spark_master,
+                                             progress=True, docs=docs, lock_wait=wait)
     except RefreshBusy as exc:  # the running refresh owns the home: nothing was touched, nothing to summarise
         console.print(f"[red]{exc}[/red]", soft_wrap=True)
         raise typer.Exit(3) from exc

@@ -7,6 +7,11 @@ from the warehouse home (`warehouse.home.Home`) and reach dbt as vars, never thr
 
     <home>/lake/<schema>/<table>/          Parquet the Spark sources read (var lake_dir)
     <home>/spark/warehouse/<schema>.db/    tables Spark builds (var spark_dir)
+
+Spark runs in the dbt process (dbt-spark's `session` method) with the master the run names (var
+spark_master): a local Spark by default, or a standalone cluster (`spark://host:port`,
+pipelines/spark_cluster.py), whose executors then read the lake and write the warehouse: both paths
+must be storage every worker reads (docs/spark.md).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from warehouse.lake import export_sources, import_tables
 ENGINES = ("duckdb", "spark")
 
 
-def prepare_engine(engine: str, home: Path, db_path: Path) -> dict[str, str]:
+def prepare_engine(engine: str, home: Path, db_path: Path, spark_master: str | None = None) -> dict[str, str]:
     """Get the engine ready for `dbt build`; returns the dbt vars its profile and sources read.
 
     dbt runs inside the home (`gpu-ledger-dbt --in HOME`), so the ledger is given relative to it:
@@ -33,11 +38,14 @@ def prepare_engine(engine: str, home: Path, db_path: Path) -> dict[str, str]:
         return {"ledger_db": ledger}
     if engine != "spark":
         raise ValueError(f"unknown engine {engine!r}; expected one of {ENGINES}")
+    if spark_master is not None and not spark_master.startswith(("spark://", "local")):
+        raise ValueError(f"spark master {spark_master!r}: expected spark://HOST:PORT or local[N]")
     export_sources(db_path, paths.lake)
     # Session mode keeps its catalog in memory: every build starts from an empty warehouse.
     shutil.rmtree(paths.spark / "warehouse", ignore_errors=True)
     paths.spark.mkdir(parents=True, exist_ok=True)
-    return {"ledger_db": ledger, "lake_dir": str(paths.lake), "spark_dir": str(paths.spark)}
+    dbt_vars = {"ledger_db": ledger, "lake_dir": str(paths.lake), "spark_dir": str(paths.spark)}
+    return {**dbt_vars, "spark_master": spark_master} if spark_master else dbt_vars
 
 
 def publish_engine_marts(engine: str, home: Path, db_path: Path) -> dict[str, int]:

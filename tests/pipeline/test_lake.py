@@ -3,14 +3,19 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from sources.common import ParseOutput
+from sources.usage._shared import SAMPLE_COLUMNS, rows_to_table
 from tests.compare import compare_marts
-from warehouse.lake import export_sources, import_tables
+from warehouse.audit import ensure_audit
+from warehouse.lake import SCHEMA_FILE, export_sources, import_tables
+from warehouse.raw import ensure_all_raw_tables, replace_file
 
 
 def _ledger(path: Path) -> Path:
@@ -29,8 +34,9 @@ def _ledger(path: Path) -> Path:
 
 def test_export_writes_every_raw_and_audit_table_in_portable_types(tmp_path: Path) -> None:
     db = _ledger(tmp_path / "ledger.duckdb")
-    counts = export_sources(db, tmp_path / "lake")
-    assert counts == {"audit.file_loads": 0, "raw.empty_family": 0, "raw.things": 2}
+    done = export_sources(db, tmp_path / "lake")
+    # Tables that do not say which landed file a row came from are written whole.
+    assert done.rows == {"audit.file_loads": 0, "raw.empty_family": 0, "raw.things": 2}
     con = duckdb.connect()
     con.execute("set TimeZone = 'UTC'")
     types = {r[0]: r[1] for r in con.execute(
@@ -49,17 +55,96 @@ def test_export_writes_every_raw_and_audit_table_in_portable_types(tmp_path: Pat
     assert con.execute(f"select count(*) from read_parquet('{tmp_path}/lake/raw/empty_family/*.parquet')").fetchone()[0] == 0
 
 
-def test_export_replaces_the_previous_snapshot_whole(tmp_path: Path) -> None:
+def test_export_drops_what_the_ledger_no_longer_has(tmp_path: Path) -> None:
     db = _ledger(tmp_path / "ledger.duckdb")
     export_sources(db, tmp_path / "lake")
     con = duckdb.connect(str(db))
     con.execute("drop table raw.empty_family")
     con.execute("delete from raw.things where id = 'b'")
     con.close()
-    counts = export_sources(db, tmp_path / "lake")
-    assert counts["raw.things"] == 1
+    done = export_sources(db, tmp_path / "lake")
+    assert done.rows["raw.things"] == 1
     assert not (tmp_path / "lake" / "raw" / "empty_family").exists()  # no stale table left behind
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["lake", "ledger.duckdb"]  # no temp dirs left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lake", "ledger.duckdb"]
+    hidden = [p for p in (tmp_path / "lake").rglob(".*")]
+    assert hidden == []  # no temporary file left behind
+
+
+HASH_A, HASH_B, HASH_C = "a" * 64, "b" * 64, "c" * 64
+
+
+def _land(con: duckdb.DuckDBPyConnection, file_hash: str, loaded_at: str, *powers: float) -> None:
+    """One landed file as the loader leaves it: its rows replaced in raw (here gpu_samples, a
+    Parquet-backed table, and a DuckDB one), then its audit row with the load time."""
+    samples = [{"sampled_at": datetime(2026, 1, 1) + timedelta(minutes=i), "host": "n1", "gpu_uuid": "GPU-1",
+                "gpu_index": "0", "power_w": w, "source_format": "dcgm_csv", "_source_line": i + 2}
+               for i, w in enumerate(powers)]
+    replace_file(con, ParseOutput(tables={"gpu_samples": rows_to_table(samples, SAMPLE_COLUMNS)}),
+                 file_hash=file_hash, source_file=f"{file_hash[0]}.csv", fmt="dcgm_csv", family="usage")
+    con.execute("delete from raw.notes where _file_hash = ?", [file_hash])
+    con.execute("insert into raw.notes values (?, ?, ?)", [f"note {file_hash[0]}", file_hash, loaded_at])
+    con.execute("delete from audit.file_loads where file_hash = ?", [file_hash])
+    con.execute("insert into audit.file_loads (file_hash, family, status, rows_loaded, loaded_at) "
+                "values (?, 'usage', 'loaded', ?, ?)", [file_hash, len(powers), loaded_at])
+
+
+def _parts(lake: Path, table: str) -> dict[str, int]:
+    """File name -> inode of a table's Parquet files (a rewritten file is a new inode)."""
+    return {p.name: p.stat().st_ino for p in sorted((lake / "raw" / table).glob("*.parquet"))}
+
+
+def _lake_rows(lake: Path, table: str, cols: str) -> list[tuple]:
+    return duckdb.sql(f"select {cols} from read_parquet('{lake}/raw/{table}/*.parquet') order by all").fetchall()
+
+
+def test_export_writes_only_the_files_loaded_since_the_last_one(tmp_path: Path) -> None:
+    db, lake = tmp_path / "ledger.duckdb", tmp_path / "lake"
+    con = duckdb.connect(str(db))
+    ensure_audit(con)
+    ensure_all_raw_tables(con)
+    con.execute("create table raw.notes (note varchar, _file_hash varchar, _loaded_at timestamp)")
+    _land(con, HASH_A, "2026-01-02 01:00:00", 100, 200)
+    _land(con, HASH_B, "2026-01-02 01:00:01", 300)
+    con.close()
+    first = export_sources(db, lake)
+    assert first.written["raw.gpu_samples"] == [SCHEMA_FILE, f"{HASH_A}.parquet", f"{HASH_B}.parquet"]
+    assert first.rows["raw.gpu_samples"] == 3 and first.rows["raw.notes"] == 2
+    before = _parts(lake, "gpu_samples")
+
+    # The next night lands one file: exactly one new Parquet file per raw table it touched.
+    con = duckdb.connect(str(db))
+    _land(con, HASH_C, "2026-01-03 01:00:00", 400, 500)
+    con.close()
+    second = export_sources(db, lake)
+    raw_written = {k: v for k, v in second.written.items() if k.startswith("raw.")}
+    assert raw_written == {"raw.gpu_samples": [f"{HASH_C}.parquet"], "raw.notes": [f"{HASH_C}.parquet"]}
+    assert second.removed == {}
+    after = _parts(lake, "gpu_samples")
+    assert {k: after[k] for k in before} == before  # the earlier files were not rewritten
+    assert _lake_rows(lake, "gpu_samples", "power_w") == [(100.0,), (200.0,), (300.0,), (400.0,), (500.0,)]
+
+    # Nothing new: nothing raw is written (the audit bookkeeping is rewritten whole, a few rows).
+    assert not [k for k in export_sources(db, lake).written if k.startswith("raw.")]
+
+    # File A loaded again with other rows (its rows replaced by file hash, a new load time): its export
+    # is replaced, the old rows are gone from the lake; file B forgotten: its export is removed.
+    con = duckdb.connect(str(db))
+    _land(con, HASH_A, "2026-01-04 01:00:00", 150)
+    replace_file(con, ParseOutput(tables={}), file_hash=HASH_B, source_file="b.csv", fmt="dcgm_csv", family="usage")
+    con.execute("delete from raw.notes where _file_hash = ?", [HASH_B])
+    con.execute("delete from audit.file_loads where file_hash = ?", [HASH_B])
+    con.close()
+    third = export_sources(db, lake)
+    assert third.written["raw.gpu_samples"] == [f"{HASH_A}.parquet"]
+    assert third.removed["raw.gpu_samples"] == [f"{HASH_B}.parquet"]
+    assert list(_parts(lake, "gpu_samples")) == [f"{HASH_A}.parquet", f"{HASH_C}.parquet", SCHEMA_FILE]
+    assert _lake_rows(lake, "gpu_samples", "power_w") == [(150.0,), (400.0,), (500.0,)]
+    assert _lake_rows(lake, "notes", "note") == [("note a",), ("note c",)]
+    # The lake holds exactly the ledger's rows.
+    con = duckdb.connect(str(db), read_only=True)
+    ledger_rows = con.execute("select _file_hash, _source_line, power_w from raw.gpu_samples order by all").fetchall()
+    con.close()
+    assert _lake_rows(lake, "gpu_samples", "_file_hash, _source_line, power_w") == ledger_rows
 
 
 def _spark_like_warehouse(root: Path) -> Path:

@@ -151,8 +151,8 @@ def test_lake_export_includes_the_file_table(tmp_path: Path) -> None:
     con = duckdb.connect(str(db))
     _load(con, HASH_A, 100, 200)
     con.close()
-    counts = export_sources(db, tmp_path / "lake")
-    assert counts["raw.gpu_samples"] == 2
+    done = export_sources(db, tmp_path / "lake")
+    assert done.rows["raw.gpu_samples"] == 2
     assert duckdb.sql(f"select count(*) from '{tmp_path / 'lake' / 'raw' / 'gpu_samples'}/*.parquet'").fetchone() == (2,)
 
 

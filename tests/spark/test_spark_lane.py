@@ -1,14 +1,20 @@
-"""The Spark lane: the bundled samples built on Apache Spark publish the same marts as
+"""The Spark lane: the bundled samples built on a Spark standalone cluster publish the same marts as
 the DuckDB build, row for row, money to the cent.
 
-The Spark refresh runs on a copy of the DuckDB sample home, so the same landed files and raw rows
-feed both engines (landing is idempotent: nothing is loaded twice); only the transforms move to
-Spark (`gpu-ledger run --engine spark`). Needs Java 17 (scripts/ensure_java.sh) and pyspark.
+The lane starts a cluster on this machine (pipelines/spark_cluster.py: a master and two workers of
+one core each, from the locked pyspark, on 127.0.0.1) and runs the refresh as a cluster user would:
+`gpu-ledger run --engine spark --spark-master spark://...`. dbt's process is the Spark driver; the
+workers' executors read the Parquet lake and write the marts under the home, which every worker
+reads (on one machine). The refresh runs on a copy of the DuckDB sample home, so the same landed
+files and raw rows feed both engines (landing is idempotent: nothing is loaded twice); only the
+transforms move to Spark. Needs Java 17 (scripts/ensure_java.sh) and pyspark.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import duckdb
@@ -18,6 +24,7 @@ from pipelines.dbt_project import require_manifest
 from tests import prefetch
 from tests.compare import compare_marts, describe
 from tests.conftest import SAMPLES, copy_home
+from warehouse.lake import SCHEMA_FILE
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 
@@ -28,14 +35,23 @@ NOT_COMPARED = {"publication", "check_results", "check_failures"}
 
 
 def build_spark_run(root: Path, sample_run: dict) -> dict:
-    """The Spark refresh on a copy of the DuckDB sample home (a tests/prefetch.py job)."""
+    """The Spark refresh, on a standalone cluster, of a copy of the DuckDB sample home (a
+    tests/prefetch.py job). The cluster is stopped when the job ends, failed or not."""
     from pipelines.cli import execute_refresh
+    from pipelines.spark_cluster import start_cluster
 
     assert sample_run["ok"], sample_run["reason"]
     # Without the DuckDB publication: the serving.duckdb compared below must be the Spark run's.
     home = copy_home(sample_run["home"], root / "spark_home", "serving.duckdb", "reports")
-    ok, run_id, reason = execute_refresh(home, SAMPLES, engine="spark", docs=False)
-    return {"home": home, "ok": ok, "run_id": run_id, "reason": reason, "duckdb_home": sample_run["home"]}
+    began = time.monotonic()
+    with start_cluster(root / "cluster", workers=2, cores=1, memory="2g") as cluster:
+        started, pids = time.monotonic(), [p.pid for p in cluster.processes]
+        ok, run_id, reason = execute_refresh(home, SAMPLES, engine="spark", spark_master=cluster.master_url,
+                                             docs=False)
+        master = cluster.state()
+    return {"home": home, "ok": ok, "run_id": run_id, "reason": reason, "duckdb_home": sample_run["home"],
+            "cluster": root / "cluster", "master": master, "pids": pids,
+            "seconds": {"cluster_start": started - began, "refresh": time.monotonic() - started}}
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +122,52 @@ def test_spark_jvm_kept_its_jit(spark_run: dict) -> None:
     log = (spark_run["home"] / "logs" / "last_run.log").read_text(errors="replace")
     assert "Using Spark's default log4j profile" in log  # the JVM's own stderr is in this log
     assert "CodeCache is full" not in log
+
+
+def test_the_build_ran_on_the_cluster_workers(spark_run: dict) -> None:
+    """The application ran on the standalone cluster, and both workers' executors ran its tasks."""
+    master = spark_run["master"]
+    assert master["status"] == "ALIVE" and master["aliveworkers"] == 2
+    apps = master["activeapps"] + master["completedapps"]
+    assert len(apps) == 1, apps  # the one dbt build (docs off), a client of this master
+    finished = {}
+    for worker in ("worker-0", "worker-1"):
+        logs = list((spark_run["cluster"] / worker).glob(f"{apps[0]['id']}/*/stderr"))
+        assert logs, f"no executor of {apps[0]['id']} ran on {worker}"
+        finished[worker] = sum(p.read_text(errors="replace").count("Finished task") for p in logs)
+    assert all(n > 0 for n in finished.values()), finished
+    # The cluster was stopped when the job ended: none of its processes is left.
+    alive = [pid for pid in spark_run["pids"] if _running(pid)]
+    assert len(spark_run["pids"]) == 3 and alive == [], (spark_run["pids"], alive)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+def test_the_lake_is_one_parquet_file_per_landed_file(spark_run: dict) -> None:
+    """The raw lake Spark read: for every raw table, one `<file hash>.parquet` per landed file with
+    rows in it (plus the zero-row schema file), holding exactly the ledger's rows."""
+    lake = spark_run["home"] / "lake" / "raw"
+    con = duckdb.connect(str(spark_run["home"] / "ledger.duckdb"), read_only=True)
+    try:
+        tables = [r[0] for r in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'raw' order by 1").fetchall()]
+        checked = 0
+        for table in tables:
+            hashes = {r[0]: r[1] for r in con.execute(
+                f'select _file_hash, count(*) from raw."{table}" group by 1').fetchall()}
+            files = sorted(p.name for p in (lake / table).glob("*.parquet"))
+            assert files == sorted([f"{h}.parquet" for h in hashes] + [SCHEMA_FILE]), table
+            if hashes:
+                in_lake = dict(duckdb.sql(f"select _file_hash, count(*) from read_parquet('{lake / table}/*.parquet') "
+                                          f"group by 1").fetchall())
+                assert in_lake == hashes, table
+                checked += len(hashes)
+    finally:
+        con.close()
+    assert len(tables) > 20 and checked > 50, (len(tables), checked)

@@ -98,6 +98,7 @@ class DbtBuildConfig(dg.Config):
     backfill_from: str | None = None  # YYYY-MM-DD: also rebuild these UTC days (inclusive) ...
     backfill_to: str | None = None  # ... through this one
     engine: str = "duckdb"  # where the transforms run: duckdb (embedded) or spark (docs/spark.md)
+    spark_master: str | None = None  # spark: the cluster (spark://host:port); None: a local session
     # dbt unit tests check SQL logic on literal rows, not the data: the test suite runs them once
     # (tests/dbt/test_dbt_unit_tests.py), not every nightly refresh (~30 % of the dbt build's node time).
     unit_tests: bool = False
@@ -138,7 +139,7 @@ def ledger_dbt_assets(
     every check and the publication downstream read them exactly as they read DuckDB's.
     """
     # The resource decides where the ledger lives; dbt's profile reads it as a var (never os.environ).
-    dbt_vars = prepare_engine(config.engine, ledger.home_dir, ledger.db_path)
+    dbt_vars = prepare_engine(config.engine, ledger.home_dir, ledger.db_path, config.spark_master)
     context.log.info(f"{config.engine}: dbt vars {dbt_vars}")
     prewarm_great_expectations()  # its import overlaps the build; the suites run right after it
     target = ledger.paths.dbt_target
