@@ -28,7 +28,8 @@ On a shared machine wall seconds depend on what else runs, so each fleet also pr
 `uptime`'s load average is printed before and after each fleet.
 
 `--next-day` (with one fleet, e.g. `--sizes 1000x30 --next-day`): the full refresh loads days
-1..D-1 only (a folder of symlinks without the last day's per-day files: dcgm, sacct, LiteLLM logs),
+1..D-1 only (a folder of hard links without the last day's per-day files: dcgm, sacct, LiteLLM logs;
+not symbolic links, which landing refuses when they point out of the inputs folder),
 then the last day is added and the nightly incremental refresh is timed, then one more refresh
 with no new data (it ends before Dagster starts: pipelines/refresh_state.py); prints both as table
 rows beside DuckDB's raw read of the day's own files, and the targets they are held to.
@@ -103,6 +104,12 @@ def child(home: Path, inputs: Path) -> None:
     except (OSError, ValueError):
         profile = {}
     nodes = dbt_node_seconds(home)
+    if ok:  # a benchmark of refused inputs measures nothing: say so instead of publishing its figures
+        con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
+        refused = con.execute("select count(*) from audit.file_loads where status = 'unreadable'").fetchone()[0]
+        con.close()
+        if refused:
+            ok, reason = False, f"{refused} input files were refused as unreadable (audit.file_loads)"
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     largest_child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(json.dumps({"ok": ok, "reason": reason, "seconds": seconds, "cpu_s": cpu, "peak_rss_mb": peak_rss_mb(),
@@ -153,7 +160,7 @@ def run_refresh(home: Path, inputs: Path, fresh: bool = True) -> dict:
 
 
 def hold_back_last_day(inputs: Path, view: Path) -> list[Path]:
-    """Fill `view` with symlinks to every input file except the last day's per-day files; return those."""
+    """Fill `view` with hard links to every input file except the last day's per-day files; return those."""
     shutil.rmtree(view, ignore_errors=True)
     files = [p for p in sorted(inputs.rglob("*")) if p.is_file() and not p.name.startswith(".")]
     last = max(m.group(2) for p in files if (m := DAILY.match(p.name)))
@@ -165,15 +172,25 @@ def hold_back_last_day(inputs: Path, view: Path) -> list[Path]:
             continue
         dst = view / src.relative_to(inputs)
         dst.parent.mkdir(parents=True, exist_ok=True)
-        dst.symlink_to(src)
+        link(src, dst)
     return held
+
+
+def link(src: Path, dst: Path) -> None:
+    """`dst` as a hard link to `src` (a copy across file systems): the same bytes, no second copy on disk.
+    Not a symbolic link: landing does not follow one out of the inputs folder, so every file of a view
+    of symlinks was refused as unreadable and the refresh published empty tables."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 def next_day(base: Path, name: str, inputs: Path, held: list[Path]) -> None:
     """Add the held-back day and time the incremental refresh, then a refresh with no new data."""
     home = base / name / "home"
     for src in held:
-        (inputs / src.parent.name / src.name).symlink_to(src)
+        link(src, inputs / src.parent.name / src.name)
     runs = {}
     for label in ("next-day incremental", "no new data"):
         print(f"{name} {label}: load average before {load_average()}", flush=True)
