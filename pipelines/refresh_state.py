@@ -152,17 +152,41 @@ def plan_refresh(home: Path, inputs_dir: Path, engine: str, *, forced: bool) -> 
 
 def affected_assets(defs: Any, families: list[str]) -> list[Any]:
     """The asset keys a refresh must materialize when only `families`' inputs changed: landing, those
-    families' raw loads and everything downstream of them, the dbt models that read the audit tables
-    (every loaded file changes `audit.file_loads`) and everything downstream of those, and the
-    publication with what follows it. Every other model was built from the same rows last time and
-    stays as it is in the ledger; dbt's incremental models still rebuild exactly the days touched."""
+    families' raw loads and everything downstream of them, the audit models (every loaded file changes
+    `audit.file_loads`), those of their readers that read rows of a changed family (`audit_readers`)
+    and everything downstream of those, and the publication with what follows it. Every other model
+    was built from the same rows last time and stays as it is in the ledger; dbt's incremental models
+    still rebuild exactly the days touched."""
     import dagster as dg
 
     graph = defs.resolve_asset_graph()
     landing = dg.AssetKey(["landing", "inputs"])
     raw = [dg.AssetKey(["raw", f]) for f in families]
-    audit_readers = [k for k in graph.get(landing).child_keys if k.path[0] != "raw"]
-    selection = (dg.AssetSelection.keys(landing)
-                 | dg.AssetSelection.keys(*raw, *audit_readers).downstream()
+    audit_models = [k for k in graph.get(landing).child_keys if k.path[0] != "raw"]
+    readers = audit_readers(graph, audit_models, families)
+    selection = (dg.AssetSelection.keys(landing, *audit_models)
+                 | dg.AssetSelection.keys(*raw, *readers).downstream()
                  | dg.AssetSelection.keys(dg.AssetKey(["serving", "publication"])).downstream())
     return sorted(selection.resolve(graph), key=lambda k: k.to_user_string())
+
+
+def audit_readers(graph: Any, audit_models: list[Any], families: list[str],
+                  nodes: dict[str, Any] | None = None) -> list[Any]:
+    """The models reading an audit model that a change of `families` reaches. A model that declares the
+    families whose audit rows it reads (dbt meta `audit_families`: a registry model reads registry
+    files only) is left out when none of them changed; one that declares nothing reads them all.
+    `nodes`: the dbt manifest's nodes (default: the parsed project's)."""
+    import json
+
+    from pipelines.dbt_parse import require_manifest
+
+    if nodes is None:
+        nodes = json.loads(require_manifest().read_text()).get("nodes", {})
+    changed = set(families)
+    found = []
+    for key in sorted({c for k in audit_models for c in graph.get(k).child_keys}, key=lambda k: k.to_user_string()):
+        uid = graph.get(key).metadata.get("dagster_dbt/unique_id")
+        declared = (nodes.get(str(getattr(uid, "value", uid))) or {}).get("meta", {}).get("audit_families")
+        if declared is None or changed.intersection(declared):
+            found.append(key)
+    return found
