@@ -948,8 +948,20 @@ final as (
         case when status = 'eligible' then rank() over (
             partition by workload_id, status order by total_cost, candidate
         ) end as rank,
-        notes
+        -- An offer priced in another currency says so: its native price, the rate and the rate's date.
+        case when fx_offers.fx_note is null then notes else notes || fx_offers.fx_note end as notes
     from statused
+    left join (
+        select provider as fx_provider, instance_type as fx_instance_type, gpus_per_instance as fx_gpus_per_instance,
+               '; priced ' || price_currency || ' ' || cast(round(native_price_per_gpu_hour, 4) as string)
+                   || ' a GPU-hour, converted at ' || cast(round(fx_rate, 10) as string) || ' (rate of '
+                   || cast(fx_rate_date as string) || ')' as fx_note
+        from {{ ref('int_decision_instance_offers') }}
+        where fx_rate is not null
+    ) as fx_offers
+        on statused.route_kind = 'gpu' and fx_offers.fx_provider = statused.provider
+        and fx_offers.fx_instance_type = statused.instance_type
+        and fx_offers.fx_gpus_per_instance = statused.gpus_per_instance
     left join (select workload_id as slo_workload_id, slo_ttft_ms, slo_tpot_ms, slo_e2el_ms from workloads) as slo
         on slo.slo_workload_id = statused.workload_id
     cross join (select memory_margin_min_pct, quality_acceptance_min from policies) as gate_targets
