@@ -196,11 +196,10 @@ def run(
     if backfill_from and backfill_to and backfill_to < backfill_from:
         console.print(f"[red]--to {backfill_to} is before --from {backfill_from}[/red]")
         raise typer.Exit(2)
-    from pipelines.engines import ENGINES
+    from pipelines.engines import engine_problem
 
-    if engine not in ENGINES:
-        console.print(f"[red]--engine {engine}: expected one of {', '.join(ENGINES)}[/red]")
-        raise typer.Exit(2)
+    if problem := engine_problem(engine, spark_master):
+        _usage_error(problem)
     # Printed first and flushed, so a piped run says what it is doing from its first second.
     console.print(f"refreshing {home_dir} from {inputs_dir} (log: {Home(home_dir).run_log})", soft_wrap=True)
     from warehouse.refresh_lock import RefreshBusy

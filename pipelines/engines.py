@@ -24,6 +24,18 @@ from warehouse.home import Home
 from warehouse.lake import export_sources, import_tables
 
 ENGINES = ("duckdb", "spark")
+SPARK_MASTERS = ("spark://", "local")  # a standalone cluster, or Spark inside the dbt process
+
+
+def engine_problem(engine: str, spark_master: str | None = None) -> str | None:
+    """Why this engine choice cannot run (one line), or None."""
+    if engine not in ENGINES:
+        return f"--engine {engine}: expected one of {', '.join(ENGINES)}"
+    if spark_master is not None and engine != "spark":
+        return f"--spark-master {spark_master}: only with --engine spark"
+    if spark_master is not None and not spark_master.startswith(SPARK_MASTERS):
+        return f"--spark-master {spark_master}: expected spark://HOST:PORT or local[N]"
+    return None
 
 
 def prepare_engine(engine: str, home: Path, db_path: Path, spark_master: str | None = None) -> dict[str, str]:
@@ -38,8 +50,8 @@ def prepare_engine(engine: str, home: Path, db_path: Path, spark_master: str | N
         return {"ledger_db": ledger}
     if engine != "spark":
         raise ValueError(f"unknown engine {engine!r}; expected one of {ENGINES}")
-    if spark_master is not None and not spark_master.startswith(("spark://", "local")):
-        raise ValueError(f"spark master {spark_master!r}: expected spark://HOST:PORT or local[N]")
+    if problem := engine_problem(engine, spark_master):
+        raise ValueError(problem)
     export_sources(db_path, paths.lake)
     # Session mode keeps its catalog in memory: every build starts from an empty warehouse.
     shutil.rmtree(paths.spark / "warehouse", ignore_errors=True)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import pytest
 from typer.testing import CliRunner
 
 from pipelines.cli import app
 from pipelines.defs.transform.assets import DbtBuildConfig, dbt_build_args
 from pipelines.engines import prepare_engine, publish_engine_marts
+from warehouse.home import REPO_ROOT
 
 
 def test_duckdb_is_the_default_and_builds_in_the_ledger() -> None:
@@ -40,6 +42,27 @@ def test_an_unknown_engine_is_refused_before_anything_runs(tmp_path: Path) -> No
     assert result.exit_code == 2
     assert "expected one of duckdb, spark" in result.output
     assert not (tmp_path / "home" / "ledger.duckdb").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--spark-master", "spark://127.0.0.1:7077"], "only with --engine spark"),
+    (["--engine", "spark", "--spark-master", "yarn"], "expected spark://HOST:PORT or local[N]"),
+])
+def test_a_spark_master_is_checked_before_anything_runs(tmp_path: Path, args: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, ["run", *args, "--home", str(tmp_path / "home")])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert not (tmp_path / "home" / "ledger.duckdb").exists()
+
+
+def test_a_spark_master_reaches_the_profile_as_a_var(tmp_path: Path) -> None:
+    """The profile's `spark.master` reads the var (dbt/profiles.yml); without it Spark runs in-process."""
+    db = tmp_path / "ledger.duckdb"
+    duckdb.connect(str(db)).close()
+    cluster = prepare_engine("spark", tmp_path, db, "spark://127.0.0.1:7077")
+    assert cluster["spark_master"] == "spark://127.0.0.1:7077"
+    assert "spark_master" not in prepare_engine("spark", tmp_path, db)
+    assert "{{ var('spark_master', 'local[2]') }}" in (REPO_ROOT / "dbt" / "profiles.yml").read_text()
 
 
 def test_duckdb_needs_no_preparation_and_no_import(tmp_path: Path) -> None:
