@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from dashboards import currency as money_view
 from dashboards import ui
 from warehouse import serving_screens
 
@@ -26,12 +27,18 @@ LABELS = {"team": "Team", "workload": "Workload", "month": "Month", "currency": 
 
 @dataclass(frozen=True)
 class Selection:
-    """The page's filters; None means every value (currency is never None when the page has data)."""
+    """The page's filters; None means every value (currency is never None when the page has data).
+
+    `currency` is the currency the page's figures are shown in: the reporting currency when `converted` (the
+    page fetches every currency, `fetch_currency` None, and converts with dashboards.currency.convert), else
+    the native currency chosen (`fetch_currency` the same)."""
 
     team: str | None = None
     workload: str | None = None
     month: date | None = None
     currency: str | None = None
+    converted: bool = False
+    fetch_currency: str | None = None
 
 
 def store(name: str) -> str:
@@ -64,18 +71,26 @@ def _select(name: str, options: list[Any], all_option: bool) -> Any:
     return None if value == ui.ALL else value
 
 
-def shared(path: Path, source: str, use: tuple[str, ...] = ORDER, required: tuple[str, ...] = ()) -> Selection:
+def shared(path: Path, source: str, use: tuple[str, ...] = ORDER, required: tuple[str, ...] = (),
+           native_only: str | None = None) -> Selection:
     """Draw the page's shared filters (those in `use`) in the sidebar and return the selection.
 
     `required` filters have no 'All' (GPU decision needs one workload); currency never has one, because
-    amounts in different currencies are never added or drawn on one axis."""
+    amounts in different currencies are never added or drawn on one axis unconverted. The money switch
+    (dashboards.currency) is drawn first on every page; in the reporting currency the currency filter is not
+    drawn (one currency: every amount converted). A page that shows amounts only as billed passes
+    `native_only` (the reason, said under the switch) and keeps its currency filter in both positions."""
+    mode = money_view.switch(path)
+    converted = mode == money_view.REPORTING and "currency" in use and native_only is None
+    if native_only and mode == money_view.REPORTING:
+        st.sidebar.caption(native_only)
     keys = ui.guard(serving_screens.filter_keys, path, source)
     if keys is None or keys.empty:
-        return Selection()
+        return Selection(converted=converted)
     chosen: dict[str, Any] = {}
     rows = keys
     for name in ORDER:
-        if name not in use:
+        if name not in use or (name == "currency" and converted):
             continue
         options = _choices(rows, name)
         if not options:
@@ -85,4 +100,6 @@ def shared(path: Path, source: str, use: tuple[str, ...] = ORDER, required: tupl
             rows = rows[rows[name] == value]
         chosen[name] = value
     st.sidebar.caption("Filters are shared by every page; each lists only what exists for the ones above it.")
-    return Selection(**chosen)
+    if converted:
+        return Selection(**chosen, currency=money_view.reporting_currency(path), converted=True, fetch_currency=None)
+    return Selection(**chosen, fetch_currency=chosen.get("currency"))

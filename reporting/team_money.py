@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from reporting.formatting import FIGURES, basis_label, definition, fmt_money
+from warehouse import serving, serving_screens
 
 COST_MODEL_STEPS = ("Run-priced work not on a bill", "Owned hardware", "Estimates", "Platform labour",
                     "Idle not on a bill")
@@ -121,3 +122,43 @@ def write_index(out_dir: Path, entries: list[dict[str, Any]], pub: dict[str, Any
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(index_html(entries, pub, css), encoding="utf-8")
     return path
+
+
+def in_reporting_currency(path: Path, team: str, period: Any) -> dict[str, Any]:
+    """The team's month with every currency in the reporting currency (fct_team_budget_converted) and the rates
+    used, as an HTML section and long CSV rows (metric, value, currency); chargeback to the invoice stays in
+    the billing currency in the sections above."""
+    if "fct_team_budget_converted" not in serving.schema(path):
+        return {"html": "", "rows": []}
+    found = serving.query(path, "select * from fct_team_budget_converted where team_id = ? and period = ?::date",
+                          [team, period])
+    used = serving_screens.rates_used(path)
+    rates = (f"Rates: {escape(str(used['sources']))}, observations {used['first']} .. {used['last']}; each month's "
+             "figures at the month's rate (the invoice's effective rate, else the rate of the month's first day); "
+             f"a day without its own rate takes the last one at most {int(used['max_age'] or 0)} days earlier."
+             if used else "No exchange rates published: nothing is converted.")
+    if found.empty:
+        return {"html": f'<h2>All currencies in one</h2><p class="note">No cost this month.</p><p class="meta">{rates}</p>',
+                "rows": []}
+    r = found.iloc[0]
+    rc = str(r["reporting_currency"])
+    lines = [(f"Chargeback {escape(fmt_money(r['chargeback_reporting'], rc))} · all-in showback "
+              f"{escape(fmt_money(r['showback_reporting'], rc))} (native: {escape(str(r['native_spend']))}; "
+              f"month rates into {escape(rc)}: {escape(str(r['spend_rates'] or 'none'))}).")]
+    if pd.notna(r["budget_monthly"]):
+        bc = str(r["budget_currency"])
+        lines.append(f"Budget {escape(fmt_money(r['budget_monthly'], bc))}"
+                     + (f" = {escape(fmt_money(r['budget_reporting'], rc))}" if bc != rc else "")
+                     + f"; compared in {escape(bc)}: chargeback {escape(fmt_money(r['chargeback_in_budget_currency'], bc))},"
+                     f" left {escape(fmt_money(r['budget_remaining_chargeback'], bc))}; all-in showback "
+                     f"{escape(fmt_money(r['showback_in_budget_currency'], bc))}, left "
+                     f"{escape(fmt_money(r['budget_remaining_showback'], bc))}.")
+    if pd.notna(r["fx_gap_reason"]):
+        lines.append(f"Not converted: {escape(str(r['fx_gap_reason']))}.")
+    html = (f"<h2>All currencies in one ({escape(rc)}, the reporting currency)</h2><p>" + "<br>".join(lines)
+            + f'</p><p class="meta">{rates} Chargeback to the invoice stays in the billing currency above.</p>')
+    rows = [(m, r[m], rc) for m in ("chargeback_reporting", "showback_reporting", "budget_reporting")]
+    rows += [(m, r[m], r["budget_currency"]) for m in ("budget_monthly", "chargeback_in_budget_currency",
+                                                        "budget_remaining_chargeback", "showback_in_budget_currency",
+                                                        "budget_remaining_showback")]
+    return {"html": html, "rows": [(m, v, c) for m, v, c in rows if v is not None and not pd.isna(v)]}

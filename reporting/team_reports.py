@@ -26,7 +26,7 @@ import pandas as pd
 from reporting.formatting import column_label, exact, fmt_money, fmt_unit_cost, value_label
 from reporting.safe_text import csv_cell
 from reporting.team_anomalies import team_anomalies_html
-from reporting.team_money import bridge_html, figures_html, team_bridge, write_index
+from reporting.team_money import bridge_html, figures_html, in_reporting_currency, team_bridge, write_index
 from warehouse import serving, serving_overview, serving_screens
 
 CHARGE_COMPONENTS = ("direct_cost", "shared_cost", "idle_cost", "unused_commitment", "api_cost", "credits", "tax")
@@ -137,6 +137,7 @@ def _team_month(path: Path, team: str, period: date) -> dict[str, Any]:
         out["waste"] = {}
     out["charges_through"] = serving_screens.charges_through(path)
     out["anomalies_html"] = team_anomalies_html(path, team, period)
+    out["reporting"] = in_reporting_currency(path, team, period)
     return out
 
 
@@ -144,6 +145,8 @@ def _csv_rows(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any]
     """Long-format rows: section, team_id, month, currency, item, metric, value (exact), run_id, published_at."""
     run, at = pub.get("run_id"), pub.get("published_at")
     rows: list[list[Any]] = []
+    for metric, value, cur in parts.get("reporting", {}).get("rows", []):
+        rows.append(["reporting_currency", team, period, cur, team, metric, value, run, at])
     for f in parts["figures"]:
         for name, key in (("Invoice", "invoice"), ("Chargeback", "chargeback"), ("All-in showback", "showback")):
             if f[key] is not None:
@@ -207,6 +210,7 @@ def _html(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any], st
             sections.append(f'<p>Idle cost: {escape(fmt_money(waste["idle"], f["currency"]))} · waste share (idle + '
                             f"retries + failures) of the all-in showback: {escape(share)}</p>")
         sections.append("</section>")
+    sections.append(parts.get("reporting", {}).get("html", ""))
     sections.append("<h2>Chargeback</h2>")
     if charges.empty:
         sections.append('<p class="note">No invoice lines or API spend were charged to this team this month; its '

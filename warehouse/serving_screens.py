@@ -161,3 +161,42 @@ def commitments(path: Path) -> pd.DataFrame:
     if "fct_contract_commitment_usage" not in schema(path):
         return pd.DataFrame()
     return query(path, "select * from fct_contract_commitment_usage order by ContractCommitmentId")
+
+
+def month_rates(path: Path) -> pd.DataFrame:
+    """fct_fx_month_rates: the rate every monthly figure converts at, per month and currency (empty when an older
+    publication lacks it)."""
+    if "fct_fx_month_rates" not in schema(path):
+        return pd.DataFrame(columns=["period", "currency", "reporting_currency", "rate_to_reporting", "rate_basis"])
+    return query(path, "select period, currency, reporting_currency, rate_to_reporting, rate_basis, rate_source "
+                       "from fct_fx_month_rates order by period, currency")
+
+
+def rates_used(path: Path) -> dict | None:
+    """The reporting currency and the rates behind every conversion: sources, observation dates used by the
+    monthly figures, and the oldest rate a day may take (None when no rate is published)."""
+    if "fct_fx_rates_daily" not in schema(path):
+        return None
+    daily = query(path, "select max(reporting_currency) as reporting_currency, min(rate_date) as first, "
+                        "max(rate_date) as last, max(rate_age_days) as max_age, "
+                        "string_agg(distinct rate_source, ', ' order by rate_source) as sources "
+                        "from fct_fx_rates_daily").iloc[0].to_dict()
+    if daily["reporting_currency"] is None:
+        return None
+    return daily
+
+
+def team_budgets_converted(path: Path, team: str | None = None, month: date | None = None) -> pd.DataFrame:
+    """fct_team_budget_converted in the columns of fct_team_budget_monthly, every amount in the reporting
+    currency (budget, chargeback and all-in showback of every currency at the month rates); empty when an
+    older publication lacks it."""
+    if "fct_team_budget_converted" not in schema(path):
+        return pd.DataFrame()
+    return query(path, "select team_id, period, reporting_currency as currency, budget_reporting as budget_monthly, "
+                       "chargeback_reporting as chargeback_total, showback_reporting as showback_total, "
+                       "budget_reporting - chargeback_reporting as budget_remaining_chargeback, "
+                       "budget_reporting - showback_reporting as budget_remaining_showback, budget_currency, "
+                       "budget_monthly as budget_in_budget_currency, budget_remaining_showback as budget_remaining_in_budget_currency, "
+                       "native_spend, spend_rates, fx_gap_reason from fct_team_budget_converted "
+                       "where (?::varchar is null or team_id = ?) and (?::date is null or period = ?::date) "
+                       "order by period, team_id", [team, team, month, month])

@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from dashboards import currency as money_view
 from dashboards import filters, ui
 from dashboards import forecasts as forecast_view
 from reporting.formatting import fmt_money, labelled
@@ -72,9 +73,12 @@ st.caption("A day is an anomaly when its cost leaves the band of the previous 28
 
 sel = filters.shared(path, "anomalies", use=("team", "currency"))
 team, currency = sel.team, sel.currency
+st.caption("Series and forecasts are computed in the reporting currency: each day's cost at that day's rate, each "
+           "month at its month rate. Native currency lists only the series of days no rate could convert.")
+money_view.rates_caption(path, money_view.REPORTING)
 st.caption(f"Showing {('team ' + md_text(team) + ' (its own series and its workloads)') if team else 'every team'}"
            f"{', ' + currency if currency else ''}; provider, service and GPU-model series are company-wide and "
-           "shown only without a team filter. Amounts are never added across currencies.")
+           "shown only without a team filter. Amounts are never added across currencies unconverted.")
 
 
 def _in_currency(df: pd.DataFrame) -> pd.DataFrame:

@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
+from dashboards import currency as money_view
 from dashboards import filters, money, ui
 from reporting.formatting import basis_label, column_label, fmt_money
 from reporting.safe_text import md_text
@@ -27,12 +28,20 @@ st.caption("One row per team, billing period and currency. '(unallocated)' and '
 sel = filters.shared(path, "chargeback", use=("team", "month", "currency"))
 team, month, currency = sel.team, sel.month, sel.currency
 cur = currency or ""
+money_view.rates_caption(path, money_view.REPORTING if sel.converted else money_view.NATIVE)
 
-figures = ui.guard(serving.figures, path, team=team, start=month, end=month, currency=currency)
+figures = ui.guard(serving.figures, path, team=team, start=month, end=month, currency=sel.fetch_currency)
+if sel.converted:
+    figures = money_view.convert(figures, path, ["invoice", "chargeback", "showback"])
+    money_view.not_converted(figures, cur)
 money.three_figures(figures, currency, team)
-money.bridge(path, month, currency, team)
+if not sel.converted:
+    money.bridge(path, month, currency, team)
 
-rows = ui.guard(serving.chargeback, path, team=team, month=month, currency=currency)
+rows = ui.guard(serving.chargeback, path, team=team, month=month, currency=sel.fetch_currency)
+if sel.converted:
+    rows = money_view.convert(rows, path, MONEY, period="billing_period_start")
+    rows = rows[rows["currency"] == currency] if rows is not None and not rows.empty else rows
 if rows is not None:
     c1, c2 = st.columns(2)
     c1.metric("Teams", int(rows.loc[~rows["team_id"].str.startswith("("), "team_id"].nunique()),
@@ -58,11 +67,24 @@ if rows is not None:
     order = ["team_id", "billing_period_start", *[c for c in PRINTED if c in shown], "charge_lines"]
     shown = shown[[c for c in order if c in shown]]
     shown.columns = [column_label(c, currency) for c in shown.columns]
+
     st.subheader(f"Chargeback per team and month ({cur})")
     ui.table(shown, f"chargeback_{ui.month(month) if month else 'all'}_{cur}", raw=rows)
+    if sel.converted:
+        # native kept: which rows came in another billing currency and the month rate each converted at (the CSV
+        # has native_currency and fx_rate on every row)
+        foreign = rows[rows["native_currency"] != cur]
+        if not foreign.empty:
+            st.caption("Converted rows: " + "; ".join(
+                f"{md_text(r.team_id)} {ui.month(r.billing_period_start)} billed in {r.native_currency}, "
+                f"at {float(r.fx_rate):.6f}" for r in foreign.itertuples(index=False)) + ".")
 
 st.subheader(f"Budget consumed ({cur})")
-budgets = ui.guard(serving.team_budgets, path, team=team, month=month, currency=currency)
+if sel.converted and "fct_team_budget_converted" in serving.schema(path):
+    # every currency's spend against the budget, both in the reporting currency (fct_team_budget_converted)
+    budgets = ui.guard(serving_screens.team_budgets_converted, path, team=team, month=month)
+else:
+    budgets = ui.guard(serving.team_budgets, path, team=team, month=month, currency=currency)
 if budgets is not None:
     budgets = budgets[budgets["budget_monthly"].notna() & (budgets["budget_monthly"] != 0)]
 if budgets is not None and not budgets.empty:
@@ -102,8 +124,10 @@ st.caption("Per billing period and currency, exact to the cent: (1) Σ the teams
            "Σ FOCUS BilledCost; (2) Σ chargeback vs the invoice on the chargeback basis (BilledCost or "
            "EffectiveCost) + API spend (its own invoice).")
 recon = ui.guard(serving.reconciliation, path)
+# The invoice reconciles in its billing currency, to the cent: this section is never converted.
+recon_cur = "" if sel.converted else cur
 if recon is not None:
-    if currency:
+    if currency and not sel.converted:
         recon = recon[recon["currency"] == currency]
     if month:
         recon = recon[recon["period"] == month]
@@ -116,16 +140,18 @@ if recon is not None:
                  + ", ".join(f"{ui.month(p)} {c}" for p, c in zip(broken["period"], broken["currency"])) + ".")
     money_cols = ["invoice_billed", "chargeback_billed", "billed_difference", "invoice_total", "chargeback_total",
                   "total_difference"]
-    shown = ui.money_table(recon, money_cols, with_currency=False)
+    shown = ui.money_table(recon, money_cols, with_currency=sel.converted)
     shown["period"] = shown["period"].map(ui.month)
     for flag in ("billed_reconciled", "total_reconciled"):
         shown[flag] = shown[flag].map({True: "yes", False: "NO"})
     # Nine columns fit at 1280 px; the basis, the invoice on it and the API spend are in the CSV.
-    names = {"period": "Month", "invoice_billed": f"Invoice, Σ BilledCost ({cur})",
-             "chargeback_billed": f"Σ invoice share ({cur})", "billed_difference": f"Difference ({cur})",
-             "billed_reconciled": "Reconciles", "invoice_total": f"Invoice on basis + API spend ({cur})",
-             "chargeback_total": f"Σ Chargeback ({cur})", "total_difference": f"Difference ({cur}) ",
+    names = {"period": "Month", "invoice_billed": f"Invoice, Σ BilledCost ({recon_cur})",
+             "chargeback_billed": f"Σ invoice share ({recon_cur})", "billed_difference": f"Difference ({recon_cur})",
+             "billed_reconciled": "Reconciles", "invoice_total": f"Invoice on basis + API spend ({recon_cur})",
+             "chargeback_total": f"Σ Chargeback ({recon_cur})", "total_difference": f"Difference ({recon_cur}) ",
              "total_reconciled": "Reconciles "}
+    if sel.converted:
+        names = {k: v.replace(" ()", "") for k, v in names.items()}
     ui.table(shown[list(names)].rename(columns=names), f"reconciliation_{cur}", raw=recon)
 
 st.subheader("All currencies in one")

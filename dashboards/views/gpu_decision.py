@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from dashboards import currency as money_view
 from dashboards import filters, gates, ui
 from reporting.formatting import fmt_money
 from reporting.safe_text import md_text
@@ -26,6 +27,9 @@ if "workload" in st.query_params:
     st.session_state[filters.store("workload")] = st.query_params["workload"]
     del st.query_params["workload"]
 sel = filters.shared(path, "candidates", use=("team", "workload", "currency"))
+st.caption("Decisions are priced in USD: every offer converted at the rate of its observation day, today's cost "
+           "at its month's rate (the current row's notes name them).")
+money_view.rates_caption(path, money_view.REPORTING)
 workload, cur = sel.workload, sel.currency or ""
 summary = ui.guard(serving_decisions.decision_summary, path, team=sel.team, currency=sel.currency)
 if summary is not None and not summary.empty:

@@ -20,7 +20,9 @@ from warehouse import serving_overview as overview
 path = ui.serving_db()
 st.title("Overview")
 
-sel = filters.shared(path, "overview", use=("team", "month", "currency"))
+sel = filters.shared(path, "overview", use=("team", "month", "currency"),
+                     native_only="The Overview shows amounts as billed, one currency at a time; every currency "
+                                 "converted is on the Chargeback page.")
 team, month, currency = sel.team, sel.month, sel.currency
 cur = currency or ""
 provider = ui.pick("Provider (invoice only)", ui.load(serving.distinct, path, "ledger_focus", "ProviderName"),

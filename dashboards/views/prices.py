@@ -30,7 +30,9 @@ st.caption(f"Current = the price still valid (no newer observation replaced it).
            "and it was not fetched by the pipeline): it has no age. One currency at a time: prices are never "
            "converted.")
 
-sel = filters.shared(path, "prices", use=("currency",))
+sel = filters.shared(path, "prices", use=("currency",),
+                     native_only="Prices are shown as quoted, one currency at a time; the GPU decision compares "
+                                 "every offer converted at the rate of its observation day.")
 cur = sel.currency or ""
 current = ui.guard(serving_screens.current_prices, path, sel.currency)
 

@@ -6,6 +6,7 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
+from dashboards import currency as money_view
 from dashboards import filters, ui
 from reporting.formatting import fmt_money, value_label
 from reporting.safe_text import md_text
@@ -20,6 +21,15 @@ st.caption("Effective (all-in) unit cost = every cost of the workload over its a
 
 sel = filters.shared(path, "unit_cost")
 units = ui.guard(serving.unit_costs, path, team=sel.team, workload=sel.workload, start=sel.month, end=sel.month)
+money_view.rates_caption(path, money_view.REPORTING if sel.converted else money_view.NATIVE)
+if sel.converted:
+    # Each currency's row divides its cost by all the workload's outputs: converted, they add up to one row.
+    amounts = ["all_in_cost", "effective_unit_cost", "naive_unit_cost", "waste_cost",
+               *serving.UNIT_COST_COMPONENTS, "api_usage"]
+    units = money_view.combine(money_view.convert(units, path, amounts), ["workload_id", "period", "basis"], amounts)
+    if units is not None and not units.empty and "waste_share" in units:
+        units["waste_share"] = [float(w) / float(a) if a else None for w, a in zip(units["waste_cost"], units["all_in_cost"])]
+    money_view.not_converted(units, sel.currency)
 if units is not None and sel.currency is not None:
     units = units[units["currency"] == sel.currency]  # never add or draw two currencies together
 cur = sel.currency or ""

@@ -268,6 +268,13 @@ def _figures(home: Path, currency: str = "USD", team: str | None = None) -> list
     return [fmt_money(v, currency) for v in (invoice, chargeback, showback)]
 
 
+def _converted_figures(home: Path) -> list[str]:
+    """Invoice, chargeback and all-in showback of the whole publication in the reporting currency (USD), as the
+    Chargeback page prints them by default (fct_money_reporting: the CAD bill at its rate, 0.93 USD)."""
+    return [fmt_money(_one(home, f"select sum({c}_reporting) from fct_money_reporting"), "USD")
+            for c in ("invoice", "chargeback", "showback")]
+
+
 def _expected(home: Path, name: str) -> list[str]:
     """Texts a page must show, computed from the marts."""
     if name == "Overview":
@@ -289,7 +296,7 @@ def _expected(home: Path, name: str) -> list[str]:
     if name == "Chargeback":
         budgets = _marts(home, "select chargeback_total, budget_monthly from fct_team_budget_monthly "
                                "where currency = 'USD' and budget_monthly > 0")
-        return [*_figures(home), *{f"{float(a / b):.1%}" for a, b in budgets}]
+        return [*_converted_figures(home), *{f"{float(a / b):.1%}" for a, b in budgets}]
     if name == "Data quality":
         warned = _one(home, "select count(*) from check_results where status = 'warn'")
         stale, providers = _marts(home, "select count(*), count(distinct provider) from fct_gpu_price_history "
@@ -405,7 +412,8 @@ def test_failed_refresh_is_announced(page: object, app_url: str, home: Path) -> 
                                   "finished_at": "2025-03-01T06:00:00Z"}))
     try:
         _open(page, f"{app_url}/chargeback", "Chargeback")
-        _wait_texts(page, ["Last refresh failed because blocking check cost_conserved failed", _figures(home)[1]])
+        _wait_texts(page, ["Last refresh failed because blocking check cost_conserved failed",
+                           _converted_figures(home)[1]])
     finally:
         status.write_text(saved)
 
@@ -415,7 +423,8 @@ def test_failed_refresh_is_announced(page: object, app_url: str, home: Path) -> 
     ("workloads", "Workloads", ["Not published yet"]),
     ("gpu_decision", "GPU decision", ["Not published yet: table fct_candidate_comparison"]),
     ("prices", "GPU prices", ["Not published yet: table fct_gpu_price_history"]),
-    ("chargeback", "Chargeback", ["980.11", "table fct_team_budget_monthly", "All 2 period/currency totals reconcile"]),
+    # Converted by default: the reconciliation lists every billing currency (it is never converted).
+    ("chargeback", "Chargeback", ["980.11", "table fct_team_budget_monthly", "period/currency totals reconcile to"]),
     ("data_quality", "Data quality", ["11/12", "Not published yet: table fct_gpu_price_history"]),
 ])
 def test_todays_publication_degrades_gracefully(page: object, minimal_url: str, path: str, title: str,

@@ -114,8 +114,8 @@ def _headlines(home: Path, title: str) -> list[str]:
         return ["Workloads compared", "Best option at equal demand", "Saving per month (USD)", "Evidence grade",
                 "Next benchmark"]
     if title == "Chargeback":
-        return [fmt_money(_one(home, "select sum(total_cost) from fct_chargeback_monthly where currency = 'USD'"),
-                          "USD")]
+        # Every currency converted into USD by default (the CAD bill at its ECB rate).
+        return [fmt_money(_one(home, "select sum(chargeback_reporting) from fct_money_reporting"), "USD")]
     if title == "Data quality":
         return ["Warnings"]
     return []
