@@ -163,7 +163,7 @@ def _tail(path: Path, chars: int = 3000) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m pipelines.spark_cluster [FOLDER] [--workers N]`: a cluster in the foreground until Ctrl-C."""
+    """`python -m pipelines.spark_cluster [FOLDER] [--workers N]`: a cluster in the foreground until Ctrl-C or SIGTERM."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m pipelines.spark_cluster", description=main.__doc__)
@@ -172,8 +172,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cores", type=int, default=1, help="cores each worker offers")
     parser.add_argument("--memory", default="2g", help="memory each worker offers its executors")
     args = parser.parse_args(argv)
+    # `kill` (a service manager, a script) stops the cluster as Ctrl-C does, not only this process.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     with start_cluster(args.folder.resolve(), args.workers, args.cores, args.memory) as cluster:
-        print(f"{cluster.master_url} ({args.workers} workers; web UI {cluster.ui_url}); Ctrl-C stops it", flush=True)
+        print(f"{cluster.master_url} ({args.workers} workers; web UI {cluster.ui_url}); Ctrl-C or kill stops it", flush=True)
         print(f"gpu-ledger run --engine spark --spark-master {cluster.master_url}", flush=True)
         try:
             while all(p.poll() is None for p in cluster.processes):
