@@ -152,3 +152,14 @@ def test_cny_offer_converts_at_its_observation_days_rate(golden_fx_run: dict, co
     assert cand["status"] == "costs more"
     (usd,) = rows(con, "select notes from fct_candidate_comparison where instance_type = 'p5.48xlarge'")
     assert "priced" not in usd["notes"]  # a USD offer needs no rate
+
+
+def test_back_test_prices_todays_shape_in_usd_for_its_month_only(con) -> None:
+    # EXPECTED.md § 5: February's A100 x 8 hours are Sat (EUR account) and Mon (USD account), 24 h each:
+    # (648.00 USD + 600.00 EUR x 1.04 at Friday's rate) / 48 instance-hours = 1,272.00 / 48 = 26.50; Friday's
+    # January line stays out. One instance at a time: 1 x 26.50 x 672 h = 17,808.00.
+    (shape,) = rows(con, "select * from fct_candidate_comparison where route_kind = 'today_shape'")
+    assert (shape["instance_type"], shape["instances"]) == ("standard_nd96asr_v4", 1)
+    assert shape["price_per_instance_hour"] == Decimal("26.5")
+    assert cents(shape["gpu_cost"]) == Decimal("17808.00")
+

@@ -168,16 +168,36 @@ billed_concurrent as (
 ),
 
 billed_cost as (
-    select keys.workload_id, keys.instance_type,
-           cast(sum(focus.EffectiveCost) as double) as effective_cost,
-           max(focus.PricingCategory) as pricing_category
+    -- What those instance-hours cost, in USD: each bill line's share for its GPU-hours in the demand month
+    -- (the hours billed_shapes counts; a line over the month-end is split pro rata), at the rate of the
+    -- line's charge day (fct_fx_rates_daily). Lines of another month or currency are never added as
+    -- they are; a line without a rate leaves the shape unpriced (null), never converted at 1.0.
+    select lines.workload_id, lines.instance_type,
+           case when count(*) filter (where lines.rate is null) = 0
+                then cast(sum({{ money('lines.month_cost * lines.rate') }}) as double) end as effective_cost,
+           max(lines.pricing_category) as pricing_category
     from (
-        select distinct workload_id, instance_type, x_charge_key
-        from {{ ref('int_gpu_billing_hours_mapped') }}
-        where workload_id is not null
-    ) as keys
-    inner join {{ ref('ledger_focus') }} as focus on focus.x_charge_key = keys.x_charge_key
-    group by keys.workload_id, keys.instance_type
+        select keys.workload_id, keys.instance_type,
+               -- DECIMAL products cast back to (38, 12) each time: scales add up in a product.
+               {{ money('focus.EffectiveCost * cast(keys.month_gpu_hours / keys.gpu_hours as decimal(18, 12))') }} as month_cost,
+               cast(case when focus.BillingCurrency = 'USD' then 1 else fx.rate_to_reporting end as decimal(18, 10)) as rate,
+               focus.PricingCategory as pricing_category
+        from (
+            select mapped.workload_id, mapped.instance_type, mapped.x_charge_key,
+                   sum(case when cast(date_trunc('month', mapped.hour_start) as date) = demand.today_period
+                            then mapped.billed_gpu_hours else 0 end) as month_gpu_hours,
+                   sum(mapped.billed_gpu_hours) as gpu_hours
+            from {{ ref('int_gpu_billing_hours_mapped') }} as mapped
+            inner join demand on demand.workload_id = mapped.workload_id
+            group by mapped.workload_id, mapped.instance_type, mapped.x_charge_key
+        ) as keys
+        inner join {{ ref('ledger_focus') }} as focus on focus.x_charge_key = keys.x_charge_key
+        left join {{ ref('fct_fx_rates_daily') }} as fx
+            on fx.currency = focus.BillingCurrency and fx.day = cast(focus.ChargePeriodStart as date)
+            and fx.reporting_currency = 'USD'
+        where keys.month_gpu_hours > 0
+    ) as lines
+    group by lines.workload_id, lines.instance_type
 ),
 
 today_shape_offers as (
