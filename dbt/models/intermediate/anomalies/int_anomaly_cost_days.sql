@@ -68,22 +68,22 @@ policy as (
 ),
 
 converted as (
-    select clipped.*,
-           clipped.currency = policy.reporting_currency or fx.rate_to_reporting is not null as is_converted,
-           policy.reporting_currency as to_currency,
-           case when clipped.currency = policy.reporting_currency then clipped.cost
-                else {{ money('clipped.cost * cast(fx.rate_to_reporting as decimal(18, 10))') }} end as converted_cost
+    select clipped.day, clipped.currency as native_currency,
+           clipped.team, clipped.workload, clipped.provider, clipped.service, clipped.gpu_model, clipped.sku,
+           clipped.resource, clipped.cost as native_cost,
+           case when clipped.currency = policy.reporting_currency or fx.rate_to_reporting is not null
+                then policy.reporting_currency else clipped.currency end as series_currency,
+           case when clipped.currency = policy.reporting_currency or fx.rate_to_reporting is null then clipped.cost
+                else {{ money('clipped.cost * cast(fx.rate_to_reporting as decimal(18, 10))') }} end as series_cost
     from clipped
     cross join policy
     left join fx on fx.currency = clipped.currency and fx.day = clipped.day
 )
 
-select day,
-       case when is_converted then to_currency else currency end as currency,
-       currency as native_currency,
+-- One name per column from here (no alias shadows an input column on any engine).
+select day, series_currency as currency, native_currency,
        team, workload, provider, service, gpu_model, sku, resource,
-       {{ money('sum(case when is_converted then converted_cost else cost end)') }} as cost,
-       {{ money('sum(cost)') }} as native_cost
+       {{ money('sum(series_cost)') }} as cost,
+       {{ money('sum(native_cost)') }} as native_cost
 from converted
-group by day, case when is_converted then to_currency else currency end, currency,
-         team, workload, provider, service, gpu_model, sku, resource
+group by day, series_currency, native_currency, team, workload, provider, service, gpu_model, sku, resource
