@@ -287,12 +287,16 @@ def _expected(home: Path, name: str) -> list[str]:
         return [fmt_money(v, "USD") for (v,) in _marts(home, "select all_in_cost from fct_workload_unit_cost "
                                                              "where currency = 'USD'")]
     if name == "GPU prices":
-        price, age = _marts(home, "select price_per_gpu_hour, date_diff('day', last_observed_at, (select "
-                                  "max(published_at) from publication)) from fct_gpu_price_history where valid_to "
-                                  "is null and currency = 'USD' order by price_per_gpu_hour limit 1")[0]
+        price, age, basis = _marts(home, "select price_per_gpu_hour, date_diff('day', last_observed_at, (select "
+                                         "max(published_at) from publication)), last_observed_at_basis "
+                                         "from fct_gpu_price_history where valid_to is null and currency = 'USD' "
+                                         "order by price_per_gpu_hour limit 1")[0]
         models = _one(home, "select count(distinct gpu_model) from fct_gpu_price_history where valid_to is null "
                             "and currency = 'USD'")
-        return [fmt_money(price, "USD"), f"{age:,} days before the publication", f"{models}"]
+        # An undated cheapest offer says so; a dated one gives its age (never the load time as an age).
+        when = ("undated (nothing in its file or the file's name dates it)" if basis == "undated"
+                else f"{age:,} days before the publication")
+        return [fmt_money(price, "USD"), when, f"{models}"]
     if name == "Chargeback":
         budgets = _marts(home, "select chargeback_total, budget_monthly from fct_team_budget_monthly "
                                "where currency = 'USD' and budget_monthly > 0")

@@ -53,7 +53,10 @@ def test_current_prices_are_the_cheapest_current_offer_per_model_and_category(db
         db, "select gpu_model, pricing_category, min(price_per_gpu_hour) from fct_gpu_price_history "
             "where valid_to is null and currency = 'USD' and gpu_model is not null group by all")}
     assert dict(zip(zip(cur["gpu_model"], cur["pricing_category"]), cur["price_per_gpu_hour"])) == expected
-    assert (cur["age_days"] >= 0).all() and (cur["highest_price"] >= cur["price_per_gpu_hour"]).all()
+    # An undated price has no age (None), never the days since it was loaded; every dated one has one.
+    undated = cur["last_observed_at_basis"] == "undated"
+    assert cur.loc[undated, "age_days"].isna().all() and (cur.loc[~undated, "age_days"] >= 0).all()
+    assert (cur["highest_price"] >= cur["price_per_gpu_hour"]).all()
     assert "file_hash" not in serving_screens.price_history(db, cur["gpu_model"].iloc[0], "USD").columns
 
 
