@@ -37,6 +37,13 @@ def check_counts(con: duckdb.DuckDBPyConnection, run_id: str, catalog: str = "le
     return dict(zip(("run", "pass", "warn", "fail", "error", "blocking_failed"), row))
 
 
+def previous_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Tables of the publication in place (attached as `previous`)."""
+    return [r[0] for r in con.execute(
+        "select table_name from information_schema.tables where table_catalog = 'previous' "
+        "and table_schema = 'main' and table_type = 'BASE TABLE'").fetchall()]
+
+
 CHECK_RESULTS_SQL = ("select check_name, target, severity, status, status = 'pass' as passed, detail "
                      "from ledger.audit.check_results where run_id = $run")
 CHECK_FAILURES_SQL = ("select check_name, target, row_number, failing_row from ledger.audit.check_failures "
@@ -47,12 +54,15 @@ NOT_RUN_NOW = ("where not exists (select 1 from ledger.audit.check_results c whe
 
 
 def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime,
-            carry_checks: bool = False) -> dict[str, int]:
+            carry_checks: bool = False, rebuilt: set[str] | None = None) -> dict[str, int]:
     """Write serving.duckdb from the working database; returns rows per published table.
 
     `carry_checks`: the run rebuilt only what its new inputs affect (pipelines/refresh_state.py), so
     the checks of the tables it left as they were did not run again; their outcomes are carried over
-    from the publication in place, and the copy lists every check as a full refresh does."""
+    from the publication in place, and the copy lists every check as a full refresh does.
+    `rebuilt` (with `carry_checks`): the marts that run rebuilt; every other mart is the one the
+    publication in place was written from, so its published copy (sorted already) is copied as it is
+    instead of sorting the working table again. None: every mart is written from the working database."""
     tmp = serving_path.with_name(f".{serving_path.name}.{os.getpid()}.tmp")
     _remove_stale_temp_copies(serving_path)  # this process's own leftovers too, before writing
     # An in-memory session attaches the ledger read-only and the new file read-write.
@@ -64,9 +74,12 @@ def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime
         if carry:
             con.execute(f"attach '{serving_path}' as previous (read_only)")
         con.execute(f"attach '{tmp}' as serving")
+        kept = set(previous_tables(con)) - set(rebuilt or ()) if carry and rebuilt is not None else set()
         for table in published_tables(con):
-            # Sorted by every column so the same inputs always give byte-identical contents.
-            con.execute(f'create table serving.main."{table}" as select * from ledger.marts."{table}" order by all')
+            if table in kept:
+                con.execute(f'create table serving.main."{table}" as select * from previous.main."{table}"')
+            else:  # sorted by every column so the same inputs always give byte-identical contents
+                con.execute(f'create table serving.main."{table}" as select * from ledger.marts."{table}" order by all')
             counts[table] = con.execute(f'select count(*) from serving.main."{table}"').fetchone()[0]
         con.execute(
             "create table serving.main.dq_rejects as select * exclude (run_id) from ledger.audit.dq_rejects order by all"

@@ -17,9 +17,12 @@ def publication(context: dg.AssetExecutionContext, ledger: LedgerResource,
                 refresh_lock: RefreshLockResource) -> dg.MaterializeResult:
     """Copy the validated marts into serving.duckdb (new file, then atomic rename)."""
     started = datetime.fromtimestamp(context.instance.get_run_stats(context.run.run_id).start_time or 0, tz=timezone.utc)
-    # A run of a subset of the assets (new inputs of some families) re-ran only their checks.
+    # A run of a subset of the assets (new inputs of some families) re-ran only their checks and
+    # rebuilt only their marts: the others are copied from the publication in place.
+    selection = context.run.asset_selection
+    rebuilt = {k.path[-1] for k in selection if k.path[0] == "marts"} if selection else None
     counts = publish(ledger.db_path, ledger.serving_path, context.run.run_id, started,
-                     carry_checks=bool(context.run.asset_selection))
+                     carry_checks=bool(selection), rebuilt=rebuilt)
     return dg.MaterializeResult(metadata={"serving_path": str(ledger.serving_path), **{
         f"rows.{k}": v for k, v in counts.items()}})
 
