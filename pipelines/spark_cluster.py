@@ -1,6 +1,6 @@
 """A Spark standalone cluster on this machine, from the pyspark distribution the project locks.
 
-`gpu-ledger spark-cluster` (and the Spark test lane) starts one master and N worker processes with
+`python -m pipelines.spark_cluster <folder>` (and the Spark test lane) starts one master and N worker processes with
 the `spark-class` launcher that ships inside the `pyspark` package (no separate Spark download),
 every port on 127.0.0.1 and picked free, and waits until every worker has registered with the
 master. A refresh then runs its dbt build as an application of that cluster:
