@@ -4,14 +4,11 @@ unpriced GPU-hours by month, and a check's CSV with every row it found while the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.dashboards.test_browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     _choose,
     _marts,
     _metric,
@@ -19,31 +16,10 @@ from tests.dashboards.test_browser import (
     _one,
     _open,
     _settled,
-    _start_streamlit,
     _wait_texts,
 )
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def home(sample_run: dict) -> Path:
-    assert sample_run["ok"], sample_run["reason"]
-    return Path(sample_run["home"])
-
-
-@pytest.fixture(scope="module")
-def app_url(home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    yield from _start_streamlit(home, tmp_path_factory.mktemp("streamlit-filters"))
-
-
-@pytest.fixture(scope="module")
-def page() -> Iterator[object]:
-    from playwright import sync_api
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser.new_page(viewport={"width": 1440, "height": 1000})
-        browser.close()
 
 
 def test_anomalies_page_follows_team_and_currency(page: object, app_url: str, home: Path) -> None:

@@ -5,7 +5,6 @@ converted at the ECB's Friday rates 1.0844 / 1.4656 = 0.7399017467 -> 0.933289 U
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
@@ -13,15 +12,12 @@ import pytest
 
 from reporting.formatting import fmt_money
 from tests.dashboards.test_browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     _choose,
     _metric,
     _no_exceptions,
     _one,
     _open,
     _settled,
-    _start_streamlit,
     _wait_texts,
 )
 
@@ -32,26 +28,6 @@ PAGES = [("", "Overview"), ("workloads", "Workloads"), ("gpu_decision", "GPU dec
          ("chargeback", "Chargeback"), ("anomalies", "Anomalies & forecast"), ("reports", "Reports")]
 
 
-@pytest.fixture(scope="module")
-def home(sample_run: dict) -> Path:
-    assert sample_run["ok"], sample_run["reason"]
-    return Path(sample_run["home"])
-
-
-@pytest.fixture(scope="module")
-def app_url(home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    yield from _start_streamlit(home, tmp_path_factory.mktemp("streamlit-money"))
-
-
-@pytest.fixture(scope="module")
-def page() -> Iterator[object]:
-    from playwright import sync_api
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser.new_page(viewport={"width": 1440, "height": 1000})
-        browser.close()
-
-
 def _flip(page: object, label: str) -> None:
     page.get_by_test_id("stSidebar").get_by_text(label, exact=True).click()
     _settled(page)
@@ -60,6 +36,8 @@ def _flip(page: object, label: str) -> None:
 @pytest.mark.parametrize(("path", "title"), PAGES, ids=[t for _, t in PAGES])
 def test_every_money_page_has_the_switch(page: object, app_url: str, path: str, title: str) -> None:
     _open(page, f"{app_url}/{path}", title)
+    # The sidebar is drawn after the title: wait for the switch's label (60 s), then read the whole sidebar.
+    page.get_by_test_id("stSidebar").get_by_text("Amounts in", exact=True).wait_for(timeout=60_000)
     side = page.get_by_test_id("stSidebar").inner_text()
     assert "Amounts in" in side and "Reporting currency: USD" in side and "Native: as billed" in side, side
     _no_exceptions(page)

@@ -20,21 +20,18 @@ import pytest
 
 from reporting.formatting import fmt_money
 from tests.dashboards.test_browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     _choose,
     _marts,
     _no_exceptions,
     _one,
     _open,
     _settled,
-    _start_streamlit,
     _wait_texts,
 )
 
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 WIDTH, HEIGHT = 1440, 1000
 # Column names as published: a screen names every column with a label from reporting.formatting.COLUMN_LABELS.
 FORBIDDEN = ("dimension_value", "series_days", "api_cost", "platform_labor", "team_id", "workload_id",
@@ -49,31 +46,10 @@ PAGES = [("", "Overview"), ("workloads", "Workloads"), ("gpu_decision", "GPU dec
 
 
 @pytest.fixture(scope="module")
-def home(sample_run: dict) -> Path:
-    assert sample_run["ok"], sample_run["reason"]
-    return Path(sample_run["home"])
-
-
-@pytest.fixture(scope="module")
-def app_url(home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    yield from _start_streamlit(home, tmp_path_factory.mktemp("streamlit-first"))
-
-
-@pytest.fixture(scope="module")
 def shots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     folder = tmp_path_factory.mktemp("first-screens")
     yield folder
     print(f"\nfirst-screen screenshots: {folder}")
-
-
-@pytest.fixture(scope="module")
-def page() -> Iterator[object]:
-    from playwright import sync_api
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        pg = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
-        yield pg
-        browser.close()
 
 
 def _first_screen_text(page: object) -> str:
