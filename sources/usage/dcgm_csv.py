@@ -118,11 +118,18 @@ def _timestamp_rejects(path: Path, ts_col: int, line_numbers: list[int]) -> list
     return out
 
 
-# Rows per batch of the batched parse: ~200 bytes a row wide, so a batch is ~100 MB whatever the
-# size of the file (a day of a 1,000-GPU fleet is 1.44M rows, a month in one file 43M).
-BATCH_ROWS = 500_000
+# Rows per batch of the batched parse: one Parquet row group of raw.gpu_samples (warehouse/raw_files.py),
+# ~25 MB of typed columns whatever the size of the file (a day of a 1,000-GPU fleet is 1.44M rows, a
+# month in one file 43M). The loader holds a few copies of a batch for each of the files it prepares at
+# once: ingesting eight 368,640-row days peaked at 648 MB RSS with 500,000-row batches, 507 MB with
+# these, for the same CPU seconds (8.8 / 9.2 s at load 30).
+BATCH_ROWS = 122_880
 # The parser's own DuckDB session: the reader streams, so this only bounds its buffers.
 READER_MEMORY_LIMIT = "1GB"
+# One DuckDB thread per file: the loader parses two files at once (warehouse/ingest.py PREPARE_AHEAD),
+# which keeps both cores busy; two threads each only added switching. Eight 368,640-row days, two
+# alternating runs each at load 21-25: 7.4 / 8.0 CPU s with one thread, 8.3 / 8.9 with two.
+READER_THREADS = 1
 
 
 def parse(path: Path) -> ParseOutput:
@@ -187,7 +194,7 @@ class _DcgmBatches:
 
     def batches(self) -> Iterator[pa.Table]:
         """Typed gpu_samples batches in file order, `_source_line` provisional (row index + 2)."""
-        con = duckdb.connect(config={"memory_limit": READER_MEMORY_LIMIT})
+        con = duckdb.connect(config={"memory_limit": READER_MEMORY_LIMIT, "threads": READER_THREADS})
         con.execute("set TimeZone = 'UTC'")  # timestamps without offset are UTC
         con.execute("set enable_progress_bar = false")
         try:
