@@ -67,10 +67,18 @@ JOBS: dict[str, tuple[str, tuple[str, ...], float]] = {
     "alert_runs": ("tests.pipeline.test_alerts:build_alert_runs", (), 1.7),
     "zero_config_bare": ("tests.dbt.test_billing_zero_config:build_bare", (), 1),
     "zero_config_teams": ("tests.dbt.test_billing_zero_config:build_teams_only", (), 1),
+    "absurd_run": ("tests.security.test_absurd_inputs:build_absurd_run", (), 1.5),
+    "public_slices": ("tests.sources.test_public_focus_slices:build_slices_run", (), 1),
+    "slices_round_trip": ("tests.sources.test_public_focus_slices:build_slices_round_trip", ("public_slices",), 1),
+    "focus13": ("tests.sources.test_billing_focus13:build_focus13_run", (), 1),
+    "round_trip_parquet": ("tests.pipeline.test_focus_export:build_round_trip_parquet", ("sample_run",), 1),
+    "round_trip_csv": ("tests.pipeline.test_focus_export:build_round_trip_csv", ("sample_run",), 1),
+    "provider_allocation": ("tests.pipeline.test_focus_export:build_provider_home", (), 1),
 }
 
-# Fixture name -> job; a test that (transitively) uses one of these fixtures needs that job.
-FIXTURES: dict[str, str] = {
+# Fixture name -> job (or jobs: one per parameter of a parametrized fixture); a test that (transitively)
+# uses one of these fixtures needs that job.
+FIXTURES: dict[str, str | tuple[str, ...]] = {
     "catalogue_run": "catalogue_run",
     "commitment_runs": "billing_commitments",
     "price_runs": "price_runs",
@@ -97,6 +105,12 @@ FIXTURES: dict[str, str] = {
     "alert_runs": "alert_runs",
     "zero_config_bare_run": "zero_config_bare",
     "zero_config_teams_run": "zero_config_teams",
+    "absurd_run": "absurd_run",
+    "public_slices_run": "public_slices",
+    "slices_round_trip": "slices_round_trip",
+    "focus13_run": "focus13",
+    "export_round_trip": ("round_trip_parquet", "round_trip_csv"),
+    "provider_home": "provider_allocation",
 }
 
 
@@ -436,7 +450,11 @@ def _skipped(item) -> bool:
 def jobs_for(item) -> list[str]:
     if _skipped(item):
         return []
-    return [FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in FIXTURES]
+    found: list[str] = []
+    for fixture in getattr(item, "fixturenames", ()):
+        jobs = FIXTURES.get(fixture, ())
+        found.extend((jobs,) if isinstance(jobs, str) else jobs)
+    return found
 
 
 def _module(item) -> str:

@@ -277,14 +277,31 @@ def round_trip(fmt: str, sample_home: Path, root: Path) -> dict:
     return {"home": root / "home", "ok": ok, "reason": reason, "files": written}
 
 
+def build_round_trip_parquet(root: Path, sample_run: dict) -> dict:
+    """`round_trip` in Parquet (a tests/prefetch.py job, after the sample refresh)."""
+    assert sample_run["ok"], sample_run["reason"]
+    return round_trip("parquet", sample_run["home"], root)
+
+
+def build_round_trip_csv(root: Path, sample_run: dict) -> dict:
+    """`round_trip` in CSV (a tests/prefetch.py job, after the sample refresh)."""
+    assert sample_run["ok"], sample_run["reason"]
+    return round_trip("csv", sample_run["home"], root)
+
+
+@pytest.fixture(scope="module", params=["parquet", "csv"])
+def export_round_trip(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The round trip in one format (the `build_round_trip_*` jobs, one per format)."""
+    return prefetch.result(f"round_trip_{request.param}", tmp_path_factory)
+
+
 @pytest.mark.e2e
-@pytest.mark.parametrize("fmt", ["parquet", "csv"])
-def test_sample_export_round_trips_through_billing_parser(sample_run: dict, fmt: str, tmp_path: Path) -> None:
+def test_sample_export_round_trips_through_billing_parser(sample_run: dict, export_round_trip: dict) -> None:
     """Export -> inputs folder -> refresh: Σ BilledCost and Σ EffectiveCost per billing period, currency
     and team are the ledger's to the cent, and so is every team's chargeback."""
     assert sample_run["ok"], sample_run["reason"]
     serving = sample_run["home"] / "serving.duckdb"
-    again = round_trip(fmt, sample_run["home"], tmp_path)
+    again = export_round_trip
     assert again["ok"], again["reason"]
     before = [(r["p"], r["c"], r["t"], cents(r["b"]), cents(r["e"]), r["n"]) for r in rows(serving, ROUND_TRIP)]
     after = [(r["p"], r["c"], r["t"], cents(r["b"]), cents(r["e"]), r["n"])
@@ -299,8 +316,7 @@ def test_sample_export_round_trips_through_billing_parser(sample_run: dict, fmt:
 ALLOCATED_FIXTURE = REPO / "tests" / "sources" / "fixtures" / "focus_1.3_constructed" / "costandusage_allocated_constructed.csv"
 
 
-@pytest.fixture(scope="module")
-def provider_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def build_provider_home(root: Path) -> dict:
     """The hand-computed fixture plus a FOCUS 1.3 file whose 3 lines the provider already allocated
     (costandusage_allocated_constructed.csv, same account, period and currency):
 
@@ -308,15 +324,23 @@ def provider_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
      4 AWS Config (Management and Governance)          180.00  aws-split-cost-allocation  team inference
      5 AWS Config (Management and Governance)          120.00  aws-split-cost-allocation  team training
      6 m7i on demand (i-training02, tag team training)  50.00  aws-split-cost-allocation  project atlas
+
+    One refresh into a fresh home (a tests/prefetch.py job).
     """
     from pipelines.cli import execute_refresh
 
-    root = tmp_path_factory.mktemp("provider_allocation")
     shutil.copytree(FIXTURE, root / "inputs")
     shutil.copy(ALLOCATED_FIXTURE, root / "inputs" / "billing" / ALLOCATED_FIXTURE.name)
     ok, _run_id, reason = execute_refresh(root / "home", root / "inputs", docs=False)
-    assert ok, reason
-    return root / "home"
+    return {"home": root / "home", "ok": ok, "reason": reason}
+
+
+@pytest.fixture(scope="module")
+def provider_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The home `build_provider_home` refreshed."""
+    run = prefetch.result("provider_allocation", tmp_path_factory)
+    assert run["ok"], run["reason"]
+    return run["home"]
 
 
 def test_provider_allocation_written_through_unsplit(provider_home: Path, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests import prefetch
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.e2e
@@ -44,18 +45,22 @@ HOSTILE: dict[tuple[str, str], list[tuple[str, int]]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def absurd_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """One refresh of the samples plus the hostile files; the published copy, opened read-only."""
+def build_absurd_run(root: Path) -> dict:
+    """One refresh of the samples plus the hostile files (a tests/prefetch.py job)."""
     from pipelines.cli import execute_refresh
 
-    root = tmp_path_factory.mktemp("absurd")
     inputs = root / "inputs"
     shutil.copytree(SAMPLES, inputs)  # copy2: the samples keep their times, so they landed "first"
     for family, name in HOSTILE:
         shutil.copyfile(CATALOGUE / family / name, inputs / family / name)
     ok, _, reason = execute_refresh(root / "home", inputs, docs=False)
     return {"ok": ok, "reason": reason, "serving": root / "home" / "serving.duckdb"}
+
+
+@pytest.fixture(scope="module")
+def absurd_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The refresh of `build_absurd_run`; its published copy is opened read-only by each test."""
+    return prefetch.result("absurd_run", tmp_path_factory)
 
 
 def _query(run: dict, sql: str) -> list[tuple]:

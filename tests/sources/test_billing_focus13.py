@@ -35,6 +35,7 @@ import pytest
 from reference.tags import looks_like_ownership_key
 from sources.billing import contract_commitments, focus
 from sources.catalog import recognise
+from tests import prefetch
 from warehouse.reference import tag_key_norm
 
 FIXTURES = Path(__file__).parent / "fixtures" / "focus_1.3_constructed"
@@ -112,19 +113,28 @@ def test_a_bad_commitment_row_is_a_reject_with_its_line(tmp_path: Path) -> None:
 # One refresh: the tag keys reach their teams, the commitments are their own mart, the 1.3 export
 # --------------------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def serving(tmp_path_factory: pytest.TempPathFactory):
+def build_focus13_run(root: Path) -> dict:
+    """One refresh of the cost and usage file plus the commitment file (a tests/prefetch.py job)."""
     from pipelines.cli import execute_refresh
 
-    root = tmp_path_factory.mktemp("focus13")
     (root / "inputs" / "billing").mkdir(parents=True)
     (root / "inputs" / "registry").mkdir()
     shutil.copy(CHARGES, root / "inputs" / "billing")
     shutil.copy(COMMITMENTS, root / "inputs" / "billing")
     (root / "inputs" / "registry" / "teams.yaml").write_text(TEAMS)
     ok, _run_id, reason = execute_refresh(root / "home", root / "inputs", docs=False)
-    assert ok, reason
-    con = duckdb.connect(str(root / "home" / "serving.duckdb"), read_only=True)
+    return {"home": root / "home", "ok": ok, "reason": reason}
+
+
+@pytest.fixture(scope="module")
+def focus13_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("focus13", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def serving(focus13_run: dict):
+    assert focus13_run["ok"], focus13_run["reason"]
+    con = duckdb.connect(str(focus13_run["home"] / "serving.duckdb"), read_only=True)
     yield con
     con.close()
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests import golden_cases
+from tests import golden_cases, prefetch
 from tests.golden_cases import cents, rows
 
 SLICES = Path(__file__).resolve().parents[1] / "data" / "public" / "focus" / "provider_slices"
@@ -54,9 +54,8 @@ def cost_centre(tags: str) -> str | None:
     return next((str(parsed[k]) for k in COST_CENTER_KEYS if k in parsed), None)
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    root = tmp_path_factory.mktemp("public_focus_slices")
+def build_slices_run(root: Path) -> dict:
+    """One refresh of every slice with the cost-centre registry (a tests/prefetch.py job)."""
     (root / "inputs" / "billing").mkdir(parents=True)
     (root / "inputs" / "registry").mkdir()
     for path in (*CHARGE_FILES, COMMITMENTS):
@@ -65,10 +64,34 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return golden_cases.refresh(root, root / "inputs")
 
 
+def build_slices_round_trip(root: Path, public_slices: dict) -> dict:
+    """The slices' export without splits, loaded again as a bill with the same registry: a refresh into a
+    fresh home (a tests/prefetch.py job, after `build_slices_run`)."""
+    from warehouse.export import export_focus
+
+    assert public_slices["ok"], public_slices["reason"]
+    inputs = root / "inputs"
+    (inputs / "billing").mkdir(parents=True)
+    (inputs / "registry").mkdir()
+    (inputs / "registry" / "teams.yaml").write_text(TEAMS)
+    export_focus(public_slices["home"] / "serving.duckdb", inputs / "billing", fmt="csv", splits=False)
+    return golden_cases.refresh(root, inputs)
+
+
 @pytest.fixture(scope="module")
-def con(run: dict):
-    with golden_cases.published(run) as con:
+def public_slices_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("public_slices", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def con(public_slices_run: dict):
+    with golden_cases.published(public_slices_run) as con:
         yield con
+
+
+@pytest.fixture(scope="module")
+def slices_round_trip(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("slices_round_trip", tmp_path_factory)
 
 
 def test_the_slices_are_small_and_of_several_providers() -> None:
@@ -150,17 +173,10 @@ def test_contract_applied_gives_committed_vs_used(con) -> None:
     assert con.execute("select count(*) from ledger_focus").fetchone()[0] == n
 
 
-def test_export_round_trip_gives_the_same_ledger(run: dict, con, tmp_path: Path) -> None:
-    """The export without splits, loaded again as a bill with the same registry, gives the same lines per
-    source team and the same totals to the cent."""
-    from warehouse.export import export_focus
-
-    inputs = tmp_path / "inputs"
-    (inputs / "billing").mkdir(parents=True)
-    (inputs / "registry").mkdir()
-    (inputs / "registry" / "teams.yaml").write_text(TEAMS)
-    export_focus(run["home"] / "serving.duckdb", inputs / "billing", fmt="csv", splits=False)
-    again = golden_cases.refresh(tmp_path, inputs)
+def test_export_round_trip_gives_the_same_ledger(slices_round_trip: dict, con) -> None:
+    """The export without splits, loaded again as a bill with the same registry (`build_slices_round_trip`),
+    gives the same lines per source team and the same totals to the cent."""
+    again = slices_round_trip
     query = ("select BillingCurrency, x_team, count(*) as n, sum(BilledCost) as billed, sum(EffectiveCost) as eff "
              "from ledger_focus group by all order by all")
     with golden_cases.published(again) as con2:
