@@ -17,6 +17,7 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from decimal import Decimal
 from functools import cache
 from typing import Any
@@ -185,8 +186,33 @@ def _sample_and_suspects(con: duckdb.DuckDBPyConnection, source: str, select: st
     return frame, in_sample
 
 
-def read_frame(con: duckdb.DuckDBPyConnection, suite: Suite) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _duplicates(con: duckdb.DuckDBPyConnection, keys: list[list[str]], table: str, source: str, rid: str,
+                select: str) -> list[pd.DataFrame]:
+    """Up to SUSPECT_ROWS rows per unique key that share their key with another row. `source` scoped to
+    some files (not `table`): the keys of its rows, duplicated anywhere in the table (an earlier file's
+    row too), so a scoped frame misses no duplicate a whole-table one would find."""
+    frames = []
+    for key in keys:
+        cols = ", ".join(_q(c) for c in key)
+        scoped = f"where ({cols}) in (select {cols} from {source}) " if source != table else ""
+        frames.append(con.execute(f"select {rid} as _rid, {select} from {table} {scoped}"
+                                  f"qualify count(*) over (partition by {cols}) > 1 limit {SUSPECT_ROWS}").df())
+    return frames
+
+
+def _distinct_rows(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """The frames as one, each row (`_rid`) once, in row order, without `_rid`."""
+    return (pd.concat(parts, ignore_index=True).drop_duplicates("_rid").sort_values("_rid")
+            .drop(columns="_rid").reset_index(drop=True))
+
+
+def read_frame(con: duckdb.DuckDBPyConnection, suite: Suite,
+               files: Sequence[str] | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The rows a suite validates, and metadata saying how they were chosen.
+
+    `files` (landed file hashes; raw tables only): validate only the rows those files loaded, plus the
+    rows of the whole table that share a unique key with one of them (`night_scope` says when a
+    refresh may).
 
     Only the columns the expectations name are read (a column the table lacks is left out, so
     its expectation fails and names it). A table of at most `suite.sample_rows` rows is read
@@ -204,11 +230,25 @@ def read_frame(con: duckdb.DuckDBPyConnection, suite: Suite) -> tuple[pd.DataFra
     wanted = suite.columns()
     cols = [c for c in wanted if c in present]
     select = ", ".join(_q(c) for c in cols) or "1 as _row"
-    source = f"{_q(suite.schema)}.{_q(suite.table)}"
+    table = source = f"{_q(suite.schema)}.{_q(suite.table)}"
+    meta: dict[str, Any] = {"missing_columns": ", ".join(c for c in wanted if c not in present)}
+    if files is not None and "_file_hash" in present:
+        # A literal list: DuckDB then skips the other files' row groups of a Parquet-backed raw view by their
+        # statistics (the column is constant per file) instead of reading every day of the history.
+        night = f"_file_hash in ({', '.join(_lit(h) for h in files) or 'null'})"
+        rowid = "rowid, " if _row_id(con, suite, cols)[0] == "rowid" else ""
+        source = f"(select {rowid}* from {table} where {night}) as night"
+        meta["scope"] = f"the rows of the {len(files)} files loaded in this run"
     total = con.execute(f"select count(*) from {source}").fetchone()[0]
-    meta: dict[str, Any] = {"rows": total, "missing_columns": ", ".join(c for c in wanted if c not in present)}
+    meta["rows"] = total
+    keys = [k for k in _key_columns(suite) if all(c in present for c in k)]
     if suite.sample_rows is None or total <= suite.sample_rows:
-        df = con.execute(f"select {select} from {source}").df()
+        if source == table or not keys:
+            df = con.execute(f"select {select} from {source}").df()
+        else:  # the files' rows and, for the unique rules, every row sharing a key with one of them
+            rid = _row_id(con, suite, cols)[0]
+            df = _distinct_rows([con.execute(f"select {rid} as _rid, {select} from {source}").df(),
+                                 *_duplicates(con, keys, table, source, rid, select)])
         meta.update(rows_validated=len(df), sampled="no: every row")
         return df, meta
 
@@ -217,14 +257,7 @@ def read_frame(con: duckdb.DuckDBPyConnection, suite: Suite) -> tuple[pd.DataFra
     predicates = [p for cls_name, kw in suite.expectations
                   if all(c in present for c in named(kw)) and (p := _suspect_predicate(cls_name, kw))]
     frame, sampled = _sample_and_suspects(con, source, select, rid, sample_key, predicates, suite.sample_rows, total)
-    parts = [frame]
-    for key in _key_columns(suite):
-        if all(c in present for c in key):
-            parts.append(con.execute(
-                f"select {rid} as _rid, {select} from {source} "
-                f"qualify count(*) over (partition by {', '.join(_q(c) for c in key)}) > 1 limit {SUSPECT_ROWS}").df())
-    df = (pd.concat(parts, ignore_index=True).drop_duplicates("_rid").sort_values("_rid")
-          .drop(columns="_rid").reset_index(drop=True))
+    df = _distinct_rows([frame, *_duplicates(con, keys, table, source, rid, select)])
     suspects = len(df) - sampled
     meta.update(rows_validated=len(df), sampled=(
         f"{sample}: {sampled:,} of {total:,} rows, plus {suspects:,} suspect rows "
@@ -294,10 +327,12 @@ def _describe(r: Any) -> str:
             f"e.g. {r.result.get('partial_unexpected_list', [])[:3]}")
 
 
-def run_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> tuple[bool, list[str], dict[str, Any]]:
-    """Read a suite's rows from the working database and validate them; metadata includes seconds."""
+def run_suite(con: duckdb.DuckDBPyConnection, suite: Suite,
+              files: Sequence[str] | None = None) -> tuple[bool, list[str], dict[str, Any]]:
+    """Read a suite's rows from the working database (only those `files` loaded, when given: see
+    `read_frame`) and validate them; metadata includes seconds."""
     started = time.perf_counter()
-    df, meta = read_frame(con, suite)
+    df, meta = read_frame(con, suite, files)
     run = len(to_validate(suite, df))
     meta["expectations_run"] = (f"{run} of {len(suite.expectations)} (no rows: the row rules have nothing to check)"
                                 if run < len(suite.expectations) else str(run))
