@@ -1,4 +1,4 @@
-"""A raw suite scoped to the files a refresh loaded (pipelines/defs/quality/checks.py): it reads those
+"""GX on a night: a raw suite scoped to the files a refresh loaded (pipelines/defs/quality/checks.py) reads those
 files' rows only, and still finds a key that one of them shares with an earlier file's row.
 
 A raw table here is a DuckDB table with the loader's lineage column `_file_hash`: file `old` holds
@@ -8,6 +8,8 @@ rows, so the scoped read (1,000 rows) takes the whole-frame path and the unscope
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -76,3 +78,22 @@ def test_a_repeated_key_is_found_in_a_sampled_scope(db: Path) -> None:
     assert meta["rows"] == 61_000 and meta["sampled"].startswith("using sample")
     assert (df["id"] == "k17").sum() == 2
     assert not validate(SUITE, df)[0]
+
+
+def test_great_expectations_loads_without_pyspark_and_leaves_it_importable() -> None:
+    """GX's optional Spark support is not imported with it (pyspark is installed here for the Spark
+    lane); a suite still validates, and pyspark imports afterwards as usual. In a fresh interpreter:
+    this one may have loaded either already."""
+    code = (
+        "import sys, pandas as pd\n"
+        "from warehouse.expectations import Suite, validate\n"
+        "suite = Suite('t', (('ExpectColumnValuesToNotBeNull', {'column': 'id'}),))\n"
+        "ok = validate(suite, pd.DataFrame({'id': [1, 2]}))[0] and not validate(suite, pd.DataFrame({'id': [1, None]}))[0]\n"
+        "loaded = 'great_expectations' in sys.modules and 'pyspark' not in sys.modules and 'py4j' not in sys.modules\n"
+        "import pyspark\n"
+        "print(ok, loaded, pyspark.__name__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                          cwd=Path(__file__).resolve().parents[2], timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True", "pyspark"]
