@@ -82,3 +82,105 @@
 {%- endmacro %}
 {% macro default__day_partition_by(column) -%}{{ return(none) }}{%- endmacro %}
 {% macro spark__day_partition_by(column) -%}{{ return([column]) }}{%- endmacro %}
+
+{#- History-wide inputs. A model whose rows of a day also depend on rules that span all history (a host's
+   pool over every job-hour, registry mappings, aliases, the scontrol inventory) stores `x_history_key`,
+   a digest of those inputs (model int_usage_history_key). When today's key differs from the stored one,
+   rows of any day may change, so the run rebuilds every day; otherwise only the days `changed_days_sql`
+   returns (and the backfill window). A table built before the model stored the key also rebuilds in full.
+   Returns {'all': bool, 'days': [...]} for in_plan / overlaps_plan. -#}
+{% macro history_days(changed_days_sql, key_relation, rebuild_all_families=[]) -%}
+    {%- if not execute -%}
+        {{ return({'all': false, 'days': []}) }}
+    {%- endif -%}
+    {%- if history_changed(key_relation) -%}
+        {{ log(this.identifier ~ ': history-wide inputs changed, every day is rebuilt', info=true) }}
+        {{ return({'all': true, 'days': []}) }}
+    {%- endif -%}
+    {%- for family in rebuild_all_families -%}
+        {%- if family_loaded_since_last_build(family) -%}
+            {{ log(this.identifier ~ ': new ' ~ family ~ ' files, every day is rebuilt', info=true) }}
+            {{ return({'all': true, 'days': []}) }}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return({'all': false, 'days': incremental_days(changed_days_sql)}) }}
+{%- endmacro %}
+
+{# True when {{ this }} lacks the day/key columns or its stored key differs from `key_relation`'s. #}
+{% macro history_changed(key_relation) -%}
+    {%- set names = adapter.get_columns_in_relation(this) | map(attribute='name') | map('lower') | list -%}
+    {%- if 'x_history_key' not in names or 'x_loaded_at' not in names -%}
+        {{ return(true) }}
+    {%- endif -%}
+    {%- set sql -%}
+        select count(*) from {{ key_relation }} as k
+        where k.x_history_key = (select max(x_history_key) from {{ this }})
+    {%- endset -%}
+    {{ return(run_query(sql).columns[0].values()[0] == 0) }}
+{%- endmacro %}
+
+{# A pre-hook: when every day is rebuilt, DuckDB first empties the model, so a day no input holds any
+   more leaves no rows behind (Spark overwrites the partitions rebuilt). #}
+{% macro clear_when_history_changed(key_relation) -%}
+    {%- if execute and is_incremental() and target.type != 'spark' and history_changed(key_relation) -%}
+        delete from {{ this }}
+    {%- endif -%}
+{%- endmacro %}
+
+{# `column` falls on a day the plan rebuilds. #}
+{% macro in_plan(column, plan) -%}
+    {%- if plan['all'] -%}true{%- else -%}{{ in_days(column, plan['days']) }}{%- endif -%}
+{%- endmacro %}
+
+{# The interval [start_at, end_at) overlaps a day the plan rebuilds (a job spanning midnight). #}
+{% macro overlaps_plan(start_at, end_at, plan) -%}
+    {%- if plan['all'] -%}
+        true
+    {%- else -%}
+        {%- set ranges = day_ranges(plan['days']) -%}
+        {%- if ranges | length == 0 -%}
+            false
+        {%- else -%}
+            ({% for r in ranges %}({{ start_at }} < cast('{{ r[1] }}' as timestamp) and {{ end_at }} > cast('{{ r[0] }}' as timestamp)){{ ' or ' if not loop.last }}{% endfor %})
+        {%- endif -%}
+    {%- endif -%}
+{%- endmacro %}
+
+{# The latest file load the build sees: a model's `x_loaded_at` when its rows depend on several
+   families' files (files_loaded_since_last_build then finds what came after). #}
+{% macro latest_file_load() -%}
+    (select max(loaded_at) from {{ ref('stg_audit__file_loads') }})
+{%- endmacro %}
+
+{# SQL of the UTC days interval rows [start_at, end_at) of `relation` touch, for rows of files loaded
+   since the last build (`file_hash` column), e.g. jobs of a new accounting file. #}
+{% macro days_of_new_rows(relation, start_at, end_at, file_hash='x_file_hash') -%}
+    select distinct cast(h as date) from (
+        select {{ hour_buckets('spans.s', 'spans.e') }} as h
+        from (
+            select distinct r.{{ start_at }} as s, r.{{ end_at }} as e
+            from {{ relation }} as r
+            inner join ({{ files_loaded_since_last_build() }}) as new_files on new_files.file_hash = r.{{ file_hash }}
+            where r.{{ start_at }} is not null and r.{{ end_at }} > r.{{ start_at }}
+        ) as spans
+    ) as hours
+{%- endmacro %}
+
+{# True when a file of `family` was loaded since the last build: for inputs whose earlier versions
+   a model cannot place (a restated run record may have moved), so the model rebuilds every day. #}
+{% macro family_loaded_since_last_build(family) -%}
+    {%- if not execute -%}{{ return(false) }}{%- endif -%}
+    {%- set sql -%}
+        select count(*) from {{ ref('stg_audit__file_loads') }}
+        where family = '{{ family }}'
+          and loaded_at > (select coalesce(max(x_loaded_at), cast('1900-01-01' as timestamp)) from {{ this }})
+    {%- endset -%}
+    {{ return(run_query(sql).columns[0].values()[0] > 0) }}
+{%- endmacro %}
+
+{# A row as text (every column), for digests of small history-wide inputs. #}
+{% macro row_text(relation_alias) -%}
+    {{ return(adapter.dispatch('row_text', 'gpu_ledger')(relation_alias)) }}
+{%- endmacro %}
+{% macro default__row_text(relation_alias) -%}cast({{ relation_alias }} as varchar){%- endmacro %}
+{% macro spark__row_text(relation_alias) -%}to_json(struct({{ relation_alias }}.*)){%- endmacro %}

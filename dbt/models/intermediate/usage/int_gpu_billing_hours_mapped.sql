@@ -24,7 +24,8 @@ mapped as (
         lower(ResourceName) as resource_name,
         x_instance_type as instance_type,
         x_gpu_model as gpu_model,
-        cast(x_gpu_count as double) as gpu_count
+        cast(x_gpu_count as double) as gpu_count,
+        x_file_hash
     from ledger
     where ChargeCategory = 'Usage'
       and x_gpu_model is not null and x_gpu_hours is not null
@@ -53,7 +54,8 @@ final as (
         instance_hours * gpu_count
             * {{ overlap_hours('ChargePeriodStart', 'ChargePeriodEnd', 'hour_start') }}
             / {{ hours_between('ChargePeriodStart', 'ChargePeriodEnd') }}
-            as billed_gpu_hours
+            as billed_gpu_hours,
+        x_file_hash
     from hours
 )
 

@@ -1,3 +1,11 @@
+{{ config(
+    materialized='incremental',
+    incremental_strategy=gpu_ledger.day_incremental_strategy(),
+    partition_by=gpu_ledger.day_partition_by('usage_date'),
+    unique_key='usage_date',
+    on_schema_change='append_new_columns',
+    pre_hook="{{ gpu_ledger.clear_when_history_changed(ref('int_usage_history_key')) }}"
+) }}
 -- GPU-hours per GPU (or MIG slice, or a node's GPUs when the scheduler does not say which) per hour
 -- and allocation. Grain: gpu_key x hour_start x allocation_key. Rules: docs/cost_model.md, "Physical GPUs".
 --   Jobs and pods: a job holding G devices over [started_at, end) puts G x gpu_fraction (a MIG slice or a
@@ -15,9 +23,68 @@
 -- of the host when the job holds the whole node (or the node has one GPU and the job no MIG slice).
 -- Otherwise the hours are unmeasured (never another GPU's or another node's readings).
 -- pool_id is the fleet identity: the bill line's pool when the host is a GPU bill line's resource (below).
+-- Incremental by UTC day (usage_date; macros/incremental_days.sql). Every rule above joins rows of one
+-- hour, except the history-wide ones. A run rebuilds the days that hold
+--   telemetry hours int_gpu_telemetry_hourly rebuilt since this model's watermark x_loaded_at (the
+--   latest file load the last build saw), the hours of jobs from files loaded since (a job spanning
+--   midnight rebuilds both days) and the days those jobs held before (a restated job that moved),
+--   the hours of GPU bill lines from files loaded since and the days of rows matched to a bill line
+--   that changed or is gone, the days of a telemetry host whose pool over all history (counted over
+--   every job each run, without expanding hours) is not the one its rows carry, and the backfill window.
+-- The other history-wide rules (registry mappings and aliases, the scontrol inventory, the seeds, this
+-- SQL) are the digest int_usage_history_key: when it changes, every day is rebuilt (history_days),
+-- since any day's rows may move.
+{%- if is_incremental() %}
+    {%- set watermark = "(select coalesce(max(x_loaded_at), cast('1900-01-01' as timestamp)) from " ~ this ~ ")" %}
+    {%- set changed_days_sql %}
+        with new_files as ({{ files_loaded_since_last_build() }}),
+        gpu_jobs as (
+            select * from {{ ref('int_gpu_jobs_attributed') }}
+            where has_gpus and started_at is not null and ended_at_effective > started_at
+        ),
+        changed_jobs as (
+            select j.job_key from {{ ref('int_gpu_jobs_attributed') }} as j
+            inner join new_files on new_files.file_hash = j.x_file_hash
+        ),
+        bills as (
+            select x_charge_key, hour_start, x_file_hash from {{ ref('int_gpu_billing_hours_mapped') }}
+        ),
+        changed_charges as (
+            select distinct bills.x_charge_key from bills inner join new_files on new_files.file_hash = bills.x_file_hash
+        )
+        select distinct sample_date from {{ ref('int_gpu_telemetry_hourly') }} where x_loaded_at > {{ watermark }}
+        union
+        select * from ({{ days_of_new_rows(ref('int_gpu_jobs_attributed'), 'started_at', 'ended_at_effective') }}) as job_days
+        union
+        select distinct u.usage_date from {{ this }} as u inner join changed_jobs on changed_jobs.job_key = u.job_key
+        union
+        select distinct cast(bills.hour_start as date) from bills inner join new_files on new_files.file_hash = bills.x_file_hash
+        union
+        select distinct u.usage_date from {{ this }} as u
+        inner join changed_charges on changed_charges.x_charge_key = u.bill_charge_key
+        union
+        select distinct u.usage_date from {{ this }} as u
+        left join (select distinct x_charge_key from bills) as current_charges
+            on current_charges.x_charge_key = u.bill_charge_key
+        where u.bill_charge_key is not null and current_charges.x_charge_key is null
+        union
+        select distinct u.usage_date from {{ this }} as u
+        left join ({{ scheduler_host_pools('gpu_jobs') }}) as pools on pools.node_key = u.host_key
+        where u.allocation_basis = 'telemetry'
+          and u.source_pool_id <> coalesce(pools.pool_id, 'telemetry:' || coalesce(u.host, '(no host)'))
+    {%- endset %}
+    {%- set plan = history_days(changed_days_sql, ref('int_usage_history_key')) %}
+{%- else %}
+    {%- set plan = {'all': true, 'days': []} %}
+{%- endif %}
 with jobs as (
     select * from {{ ref('int_gpu_jobs_attributed') }}
     where has_gpus and started_at is not null and ended_at_effective > started_at
+),
+
+-- the jobs of the days rebuilt (all of them in a full build)
+day_jobs as (
+    select * from jobs where {{ overlaps_plan('started_at', 'ended_at_effective', plan) }}
 ),
 
 nodes as (
@@ -26,6 +93,7 @@ nodes as (
 
 telemetry_hourly as (
     select * from {{ ref('int_gpu_telemetry_hourly') }}
+    where {{ in_plan('hour_start', plan) }}
 ),
 
 namespace_teams as (
@@ -37,13 +105,16 @@ namespace_teams as (
 
 job_nodes as (
     select jobs.*, {{ explode_list("coalesce(jobs.nodes, " ~ list_of(['cast(null as string)']) ~ ")") }} as node
-    from jobs
+    from day_jobs as jobs
 ),
 
 job_hours as (
-    select job_nodes.*, {{ host_key('job_nodes.node') }} as node_key,
-           {{ hour_buckets('started_at', 'ended_at_effective') }} as hour_start
-    from job_nodes
+    select * from (
+        select job_nodes.*, {{ host_key('job_nodes.node') }} as node_key,
+               {{ hour_buckets('started_at', 'ended_at_effective') }} as hour_start
+        from job_nodes
+    ) as hours
+    where {{ in_plan('hour_start', plan) }}
 ),
 
 -- Telemetry per GPU (or MIG instance) x hour comes pre-aggregated from the incremental
@@ -75,18 +146,10 @@ host_gpus as (
     group by host_key, hour_start
 ),
 
--- Hosts where scheduler jobs or pods ran, with their pool (the pool with most job-hours on the host).
-scheduler_host_pools as (
-    select node_key, scheduler || ':' || cluster as pool_id, count(*) as job_hours
-    from job_hours
-    where node_key is not null
-    group by node_key, scheduler || ':' || cluster
-),
-
+-- Hosts where scheduler jobs or pods ran, with their pool (the pool with most job-hours on the host over
+-- all history, also in an incremental run).
 scheduler_hosts as (
-    select node_key, pool_id
-    from scheduler_host_pools
-    qualify row_number() over (partition by node_key order by job_hours desc, pool_id) = 1
+    {{ scheduler_host_pools('jobs') }}
 ),
 
 scheduler_host_hours as (
@@ -283,6 +346,7 @@ unioned as (
 bill_hosts as (
     select x_charge_key, hour_start, pool_id, team_id, workload_id, resource_id, resource_name
     from {{ ref('int_gpu_billing_hours_mapped') }}
+    where {{ in_plan('hour_start', plan) }}
 ),
 
 -- Each bill line's host keys as rows (macro bill_host_keys: the fleet identity rule in one place), so
@@ -343,7 +407,10 @@ final as (
         case when unioned.util_pct is not null then cast(round(unioned.allocated_gpu_hours, 9) as decimal(38, 9))
              else cast(0 as decimal(38, 9)) end as measured_gpu_hours,
         cast(round(unioned.allocated_gpu_hours * least(greatest(unioned.util_pct, 0.0), 100.0) / 100.0, 9)
-             as decimal(38, 9)) as used_gpu_hours
+             as decimal(38, 9)) as used_gpu_hours,
+        cast(unioned.hour_start as date) as usage_date,
+        {{ latest_file_load() }} as x_loaded_at,
+        (select max(x_history_key) from {{ ref('int_usage_history_key') }}) as x_history_key
     from unioned
     left join fleet
         on fleet.gpu_key = unioned.gpu_key

@@ -1,0 +1,52 @@
+-- One row: x_history_key, a digest of what the usage chain applies across all history. An incremental
+-- model that stores it (int_gpu_usage_hourly) rebuilds every day when it differs (macro history_days),
+-- else only the days new or restated files touch. Parts, each a rule whose change can move rows of
+-- any day:
+--   registry files (namespace and host mappings, teams, workloads, cost policies), by content hash;
+--   the gpu_aliases and mig_profiles seeds (GPU model names, MIG fractions);
+--   the scontrol inventory (a node's GPUs, model and cluster; a job's GPU model from its node);
+--   the SQL of the usage models (a changed rule rebuilds the history it applies to).
+{%- set code = [] %}
+{%- if execute %}
+    {%- for node in graph.nodes.values() | sort(attribute='unique_id') %}
+        {%- if node.resource_type == 'model' and 'models/intermediate/usage/' in node.original_file_path %}
+            {%- do code.append(node.unique_id ~ ':' ~ local_md5(node.raw_code)) %}
+        {%- endif %}
+    {%- endfor %}
+{%- endif %}
+with registry_files as (
+    select {{ sorted_distinct_join('file_hash', ',') }} as part
+    from {{ ref('stg_audit__file_loads') }}
+    where family = 'registry'
+),
+
+gpu_aliases as (
+    select {{ sorted_distinct_join(row_text('a'), '|') }} as part from {{ ref('gpu_aliases') }} as a
+),
+
+mig_profiles as (
+    select {{ sorted_distinct_join(row_text('m'), '|') }} as part from {{ ref('mig_profiles') }} as m
+),
+
+inventory as (
+    select {{ sorted_distinct_join("concat_ws('/', coalesce(node, '~'), coalesce(stated_cluster, '~'), "
+                                   ~ "coalesce(gpu_type, '~'), cast(gpu_count as string), cast(physical_gpu_count as string))",
+                                   '|') }} as part
+    from {{ ref('stg_usage__gpu_inventory') }}
+),
+
+nodes as (
+    select {{ sorted_distinct_join("concat_ws('/', node_key, pool_id, gpu_model, "
+                                   ~ "coalesce(cast(physical_gpus as string), '~'))", '|') }} as part
+    from {{ ref('int_gpu_nodes') }}
+)
+
+select md5(concat_ws('#',
+    coalesce(registry_files.part, ''), coalesce(gpu_aliases.part, ''), coalesce(mig_profiles.part, ''),
+    coalesce(inventory.part, ''), coalesce(nodes.part, ''),
+    '{{ local_md5(code | join(",")) }}')) as x_history_key
+from registry_files
+cross join gpu_aliases
+cross join mig_profiles
+cross join inventory
+cross join nodes

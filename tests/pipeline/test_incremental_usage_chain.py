@@ -1,0 +1,207 @@
+"""The usage chain is incremental by UTC day (int_gpu_usage_hourly: macros/incremental_days.sql), and
+exact: after each nightly refresh below, the publication and the model's rows equal a full refresh of
+the same inputs into a fresh home, and the model rewrote only the days the new files touch.
+
+One home, four refreshes of a small generated fleet (8 GPUs, 2025-04-01..03) plus hand-written files:
+1. days 1-2 (day 3's per-day files held back) and a lab host `gpu-lab-01` whose only telemetry is on
+   day 1 (no job ever ran on it: its pool is `telemetry:gpu-lab-01`);
+2. day 3's files and a late accounting file with a job on a host of its own (`gpu-lab-02`, so it
+   adds no GPU-hour to a full host) from day 2 22:00 to day 3 02:00 (spans midnight): days 2 and 3
+   are rebuilt, day 1 is not;
+3. a restated accounting file for day 1 (one day-1 job ends an hour earlier): day 1 only;
+4. a job of cluster `lab-b` on gpu-lab-01 on day 3: the host's pool over all history becomes
+   `slurm:lab-b`, which moves its day-1 telemetry: day 3 (the job) and day 1 (the host's telemetry)
+   are rebuilt, day 2 is not.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipelines.cli import execute_refresh
+from tests import prefetch
+from tests.conftest import published_tables
+from tests.pipeline.test_incremental import _same
+from tools.generate import generate
+
+pytestmark = pytest.mark.e2e
+
+DAY1, DAY2, DAY3 = "2025-04-01", "2025-04-02", "2025-04-03"
+HELD = (f"api_spend/litellm_spend_logs_{DAY3}.csv", f"usage/dcgm_{DAY3}.csv", f"usage/sacct_{DAY3}.txt")
+SACCT_HEADER = ("JobID|JobName|User|Account|Partition|NodeList|NNodes|NCPUs|State|Submit|Start|End|Elapsed|"
+                "Timelimit|AllocTRES|TRESUsageInMax|ExitCode|Comment")
+TRES = "billing=4,cpu=4,gres/gpu:l40s=1,gres/gpu=1,mem=10G,node=1"
+
+
+def _sacct_job(job_id: str, node: str, start: str, end: str, elapsed: str, cluster: str | None = None) -> str:
+    fields = [job_id, "late-job", "u1", "platform", "l40s", node, "1", "4", "COMPLETED", start, start, end,
+              elapsed, "05:00:00", TRES, "", "0:0", ""]
+    return "|".join(fields + ([cluster] if cluster else []))
+
+
+def _lab_telemetry(dcgm_day1: Path) -> str:
+    """Three DCGM samples of one GPU on gpu-lab-01, day 1 10:00-10:02, 50 % busy, no labels."""
+    header = dcgm_day1.read_text().splitlines()[0]
+    cols = header.split(",")
+    rows = [header]
+    for minute in range(3):
+        values = dict.fromkeys(cols, "")
+        values.update({"timestamp": f"{DAY1}T10:0{minute}:00Z", "hostname": "gpu-lab-01", "gpu": "0",
+                       "uuid": "GPU-lab-0001", "modelName": "NVIDIA L40S", "DCGM_FI_DEV_GPU_UTIL": "50",
+                       "DCGM_FI_PROF_GR_ENGINE_ACTIVE": "0.5", "DCGM_FI_DEV_FB_USED": "1000",
+                       "DCGM_FI_DEV_FB_FREE": "40000"})
+        rows.append(",".join(values[c] for c in cols))
+    return "\n".join(rows) + "\n"
+
+
+def _restated_day1_job(sacct_day1: Path) -> str:
+    """The first day-1 job that starts and ends on day 1 before 20:00, with its steps, ending an hour
+    earlier (End and Elapsed moved back by one hour)."""
+    lines = sacct_day1.read_text().splitlines()
+    header, rows = lines[0], [line.split("|") for line in lines[1:]]
+    cols = header.split("|")
+    start, end, elapsed = cols.index("Start"), cols.index("End"), cols.index("Elapsed")
+    job = next(r for r in rows if "." not in r[0] and r[start].startswith(DAY1) and r[end].startswith(DAY1)
+               and "02:00:00" <= r[elapsed] and r[end][11:13] < "20")
+    old_end, old_elapsed = job[end], job[elapsed]
+    new_end = f"{old_end[:11]}{int(old_end[11:13]) - 1:02d}{old_end[13:]}"
+    new_elapsed = f"{int(old_elapsed[:2]) - 1:02d}{old_elapsed[2:]}"
+    out = [header]
+    for r in rows:
+        if r[0] == job[0] or r[0].startswith(job[0] + "."):
+            r = [new_end if v == old_end else new_elapsed if v == old_elapsed else v for v in r]
+            out.append("|".join(r))
+    return "\n".join(out) + "\n"
+
+
+def _stamps(home: Path) -> dict[str, tuple]:
+    """Per usage_date: rows, oldest and newest x_loaded_at of int_gpu_usage_hourly."""
+    con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
+    try:
+        return {str(d): (n, lo, hi) for d, n, lo, hi in con.execute(
+            "select usage_date, count(*), min(x_loaded_at), max(x_loaded_at) "
+            "from intermediate.int_gpu_usage_hourly group by usage_date order by usage_date").fetchall()}
+    finally:
+        con.close()
+
+
+def _usage_rows(home: Path) -> list[tuple]:
+    con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
+    try:
+        return con.execute("select * exclude (x_loaded_at) from intermediate.int_gpu_usage_hourly "
+                           "order by all").fetchall()
+    finally:
+        con.close()
+
+
+def _lab_pools(home: Path) -> list[tuple]:
+    con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
+    try:
+        return con.execute("select distinct usage_date::varchar, pool_id from intermediate.int_gpu_usage_hourly "
+                           "where host = 'gpu-lab-01' and allocation_basis = 'telemetry' order by all").fetchall()
+    finally:
+        con.close()
+
+
+def _refresh(home: Path, inputs: Path) -> None:
+    ok, _, reason = execute_refresh(home, inputs, docs=False)
+    assert ok, reason
+
+
+def build_usage_chain(base: Path) -> dict:
+    """The four refreshes of the module doc into one home, each followed by a full refresh of the same
+    inputs into a fresh home (a tests/prefetch.py job)."""
+    fleet, inputs, home = base / "fleet", base / "inputs", base / "nightly"
+    generate(fleet, gpus=8, days=3, teams=2, seed=2)
+    shutil.copytree(fleet, inputs)
+    for rel in HELD:
+        (inputs / rel).unlink()
+    (inputs / "usage" / "dcgm_lab_2025-04-01.csv").write_text(_lab_telemetry(fleet / "usage" / f"dcgm_{DAY1}.csv"))
+    steps: dict[str, dict] = {}
+
+    def step(name: str) -> None:
+        _refresh(home, inputs)
+        full = base / f"full-{name}"
+        shutil.copytree(inputs, base / f"inputs-{name}")
+        _refresh(full, base / f"inputs-{name}")
+        steps[name] = {"stamps": _stamps(home), "rows": _usage_rows(home), "full_rows": _usage_rows(full),
+                       "published": published_tables(home / "serving.duckdb"),
+                       "full_published": published_tables(full / "serving.duckdb"), "lab_pools": _lab_pools(home)}
+
+    _refresh(home, inputs)
+    steps["first"] = {"stamps": _stamps(home), "lab_pools": _lab_pools(home)}
+    for rel in HELD:
+        shutil.copy2(fleet / rel, inputs / rel)
+    (inputs / "usage" / "sacct_late.txt").write_text(
+        SACCT_HEADER + "\n" + _sacct_job("5100001", "gpu-lab-02", f"{DAY2}T22:00:00", f"{DAY3}T02:00:00",
+                                         "04:00:00") + "\n")
+    step("next_day")
+    (inputs / "usage" / "sacct_2025-04-01_restated.txt").write_text(
+        _restated_day1_job(fleet / "usage" / f"sacct_{DAY1}.txt"))
+    step("restated")
+    (inputs / "usage" / "sacct_lab_b.txt").write_text(
+        SACCT_HEADER + "|Cluster\n" + _sacct_job("5100002", "gpu-lab-01", f"{DAY3}T09:00:00", f"{DAY3}T11:00:00",
+                                                 "02:00:00", "lab-b") + "\n")
+    step("pool_moved")
+    return steps
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("usage_chain", tmp_path_factory)
+
+
+def _rebuilt(before: dict, after: dict) -> list[str]:
+    """Days whose rows all carry a newer stamp than any row had before (rewritten by this refresh);
+    a day not rebuilt keeps every stamp it had."""
+    newest = max(hi for _, _, hi in before.values())
+    rebuilt = [d for d, (_, lo, _) in after.items() if lo > newest]
+    for d, (n, lo, hi) in after.items():
+        if d not in rebuilt:
+            assert (n, lo, hi) == before[d], (d, before.get(d), (n, lo, hi))
+    return rebuilt
+
+
+def _assert_same(step: dict) -> None:
+    incremental, full = step["published"], step["full_published"]
+    assert sorted(incremental) == sorted(full)
+    for table in sorted(full):
+        a, b = incremental[table], full[table]
+        assert len(a) == len(b), f"{table}: {len(a)} rows incremental, {len(b)} in a full refresh"
+        bad = [(x, y) for x, y in zip(a, b, strict=True) if not all(_same(u, v) for u, v in zip(x, y, strict=True))]
+        assert not bad, (table, bad[:3])
+    rows, full_rows = step["rows"], step["full_rows"]
+    assert len(rows) == len(full_rows)
+    bad = [(x, y) for x, y in zip(rows, full_rows, strict=True) if not all(_same(u, v) for u, v in zip(x, y, strict=True))]
+    assert not bad, bad[:3]
+
+
+def test_first_refresh_holds_days_one_and_two_and_the_lab_host_in_its_own_pool(chain: dict) -> None:
+    # day 3 appears only through day-2 jobs that run past midnight; the lab host has no job
+    assert {DAY1, DAY2} <= set(chain["first"]["stamps"])
+    assert chain["first"]["lab_pools"] == [(DAY1, "telemetry:gpu-lab-01")]
+
+
+def test_a_job_spanning_midnight_rebuilds_its_two_days_and_not_the_first(chain: dict) -> None:
+    after = chain["next_day"]["stamps"]
+    # days after day 3 are new: day-3 jobs running past midnight
+    assert _rebuilt(chain["first"]["stamps"], after) == [DAY2, DAY3] + [d for d in sorted(after) if d > DAY3]
+    _assert_same(chain["next_day"])
+
+
+def test_a_restated_earlier_day_rebuilds_that_day_only(chain: dict) -> None:
+    assert _rebuilt(chain["next_day"]["stamps"], chain["restated"]["stamps"]) == [DAY1]
+    _assert_same(chain["restated"])
+
+
+def test_a_host_whose_pool_moves_over_history_rebuilds_its_earlier_days(chain: dict) -> None:
+    step = chain["pool_moved"]
+    # the lab job is on day 3, yet the host's day-1 telemetry moves to the job's pool (most job-hours
+    # on the host over all history): day 1 is rebuilt for it, day 2 (nothing of the host) is not
+    assert step["lab_pools"] == [(DAY1, "slurm:lab-b")]
+    assert _rebuilt(chain["restated"]["stamps"], step["stamps"]) == [DAY1, DAY3]
+    _assert_same(step)
