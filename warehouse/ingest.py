@@ -93,7 +93,8 @@ PREPARE_AHEAD = 2
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@+=-]+")
 
 
-def _parse(fmt: SourceFormat, path: Path, f: LandedFile, *, batched: bool = False) -> ParseOutput | BatchedParse:
+def _parse(fmt: SourceFormat, path: Path, f: LandedFile, *, batched: bool = False,
+           sharing_cores: bool = False) -> ParseOutput | BatchedParse:
     """Call the parser on the landed bytes under the file's original name (`fmt.stream` when `batched`).
 
     Some formats carry facts in the name (vLLM's `_tp8_pp2_` and result stem, LiteLLM catalog
@@ -111,7 +112,9 @@ def _parse(fmt: SourceFormat, path: Path, f: LandedFile, *, batched: bool = Fals
             # Opened lazily while the loader pulls batches: read through the landed path itself
             # (the symlink's folder is gone by then); batched formats take nothing from the name.
             # Impossible figures are quarantined batch by batch (every gate reads one row only).
-            return gate_stream(fmt.stream(path))
+            # `sharing_cores`: other files are parsed meanwhile, so the reader takes one thread.
+            one_thread = sharing_cores and "threads" in inspect.signature(fmt.stream).parameters
+            return gate_stream(fmt.stream(path, threads=1) if one_thread else fmt.stream(path))
         params = inspect.signature(fmt.parse).parameters
         observed = datetime.strptime(f.observed_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
         if "landed_at" in params:
@@ -171,9 +174,10 @@ def _prepare(parsed: BatchedParse, target: FileTarget, f: LandedFile,
 
 
 def _read_ahead(con: duckdb.DuckDBPyConnection, pool: ThreadPoolExecutor, f: LandedFile,
-                landing_dir: Path) -> _Ahead | None:
+                landing_dir: Path, sharing_cores: bool = False) -> _Ahead | None:
     """Start a file's parse and Parquet write in `pool` when it needs no database until its commit: a
-    batched format, a file-stored table. None: the loader does it in order."""
+    batched format, a file-stored table. None: the loader does it in order. `sharing_cores`: other
+    files are prepared at the same time (the reader then takes one thread, see `_parse`)."""
     if f.refused:
         return None
     path = landing_dir / f.landed_path
@@ -181,7 +185,7 @@ def _read_ahead(con: duckdb.DuckDBPyConnection, pool: ThreadPoolExecutor, f: Lan
     if fmt is None or fmt.stream is None:
         return None
     try:
-        parsed = _parse(fmt, path, f, batched=True)
+        parsed = _parse(fmt, path, f, batched=True, sharing_cores=sharing_cores)
     except UnreadableFile:
         return None  # load_landed meets it again and quarantines the file
     target = file_target(con, parsed.table)
@@ -270,7 +274,8 @@ def ingest_family(
             for i, f in enumerate(files):
                 for j in range(i, min(i + PREPARE_AHEAD, len(files))):
                     if j not in ahead:
-                        ahead[j] = _read_ahead(con, pool, files[j], landing_dir)
+                        ahead[j] = _read_ahead(con, pool, files[j], landing_dir,
+                                               sharing_cores=PREPARE_AHEAD > 1 and len(files) - i > 1)
                 summary.files_seen += 1
                 load_landed(con, f, landing_dir, run_id, summary, ahead.pop(i, None))
         finally:

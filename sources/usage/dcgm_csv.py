@@ -126,10 +126,6 @@ def _timestamp_rejects(path: Path, ts_col: int, line_numbers: list[int]) -> list
 BATCH_ROWS = 122_880
 # The parser's own DuckDB session: the reader streams, so this only bounds its buffers.
 READER_MEMORY_LIMIT = "1GB"
-# One DuckDB thread per file: the loader parses two files at once (warehouse/ingest.py PREPARE_AHEAD),
-# which keeps both cores busy; two threads each only added switching. Eight 368,640-row days, two
-# alternating runs each at load 21-25: 7.4 / 8.0 CPU s with one thread, 8.3 / 8.9 with two.
-READER_THREADS = 1
 
 
 def parse(path: Path) -> ParseOutput:
@@ -137,8 +133,12 @@ def parse(path: Path) -> ParseOutput:
     return collect(stream(path))
 
 
-def stream(path: Path, batch_rows: int = BATCH_ROWS) -> BatchedParse:
-    """The same parse in bounded batches (the pipeline's loader uses this; `parse` collects it)."""
+def stream(path: Path, batch_rows: int = BATCH_ROWS, *, threads: int | None = None) -> BatchedParse:
+    """The same parse in bounded batches (the pipeline's loader uses this; `parse` collects it).
+    `threads`: the reader's DuckDB threads (None: one per core). The loader passes 1 when it parses
+    several files at once (warehouse/ingest.py): two files with one thread each keep both cores busy,
+    and two threads each only added switching (eight 368,640-row days, two alternating runs each at
+    load 21-25: 7.4 / 8.0 CPU s with one thread per file, 8.3 / 8.9 with two)."""
     with open(path, "rb") as fh:
         header = _header(fh.read(65536))
     lower = [h.lower() for h in header]
@@ -147,7 +147,7 @@ def stream(path: Path, batch_rows: int = BATCH_ROWS) -> BatchedParse:
     metrics = {h: METRIC_COLUMNS[h.upper()][0] for h in header if h.upper() in METRIC_COLUMNS}
     if not metrics:
         raise UnreadableFile(path, 1, "no known DCGM_FI_* metric column in header")
-    return _DcgmBatches(path, header, metrics, batch_rows)
+    return _DcgmBatches(path, header, metrics, batch_rows, threads)
 
 
 class _DcgmBatches:
@@ -157,8 +157,10 @@ class _DcgmBatches:
 
     table = "gpu_samples"
 
-    def __init__(self, path: Path, header: list[str], metrics: dict[str, str], batch_rows: int) -> None:
+    def __init__(self, path: Path, header: list[str], metrics: dict[str, str], batch_rows: int,
+                 threads: int | None = None) -> None:
         self.path, self.header, self.metrics, self.batch_rows = path, header, metrics, batch_rows
+        self.threads = threads
         self.ts_col = [h.lower() for h in header].index("timestamp")
         self.sentinels: Counter[str] = Counter()
         self.models: set[str | None] = set()
@@ -194,7 +196,10 @@ class _DcgmBatches:
 
     def batches(self) -> Iterator[pa.Table]:
         """Typed gpu_samples batches in file order, `_source_line` provisional (row index + 2)."""
-        con = duckdb.connect(config={"memory_limit": READER_MEMORY_LIMIT, "threads": READER_THREADS})
+        config: dict[str, str | int] = {"memory_limit": READER_MEMORY_LIMIT}
+        if self.threads:
+            config["threads"] = self.threads
+        con = duckdb.connect(config=config)
         con.execute("set TimeZone = 'UTC'")  # timestamps without offset are UTC
         con.execute("set enable_progress_bar = false")
         try:
