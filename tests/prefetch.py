@@ -75,6 +75,9 @@ JOBS: dict[str, tuple[str, tuple[str, ...], float]] = {
     "round_trip_parquet": ("tests.pipeline.test_focus_export:build_round_trip_parquet", ("sample_run",), 1),
     "round_trip_csv": ("tests.pipeline.test_focus_export:build_round_trip_csv", ("sample_run",), 1),
     "provider_allocation": ("tests.pipeline.test_focus_export:build_provider_home", (), 1),
+    "incremental_selection": ("tests.pipeline.test_incremental_selection:build_runs", ("sample_run",), 1.7),
+    "no_new_data": ("tests.pipeline.test_no_new_data:build_sequence", ("focus_home",), 1.5),
+    "golden_focus_round_trip": ("tests.dbt.test_golden_focus:build_golden_focus_round_trip", ("golden_focus",), 1),
 }
 
 # Fixture name -> job (or jobs: one per parameter of a parametrized fixture); a test that (transitively)
@@ -113,6 +116,9 @@ FIXTURES: dict[str, str | tuple[str, ...]] = {
     "focus13_run": "focus13",
     "export_round_trip": ("round_trip_parquet", "round_trip_csv"),
     "provider_home": "provider_allocation",
+    "late_runs": "incremental_selection",
+    "nothing_new": "no_new_data",
+    "golden_focus_round_trip": "golden_focus_round_trip",
 }
 
 

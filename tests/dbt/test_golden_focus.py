@@ -142,17 +142,30 @@ def test_committed_vs_used(con) -> None:
     assert con.execute("select count(*) from ledger_focus").fetchone() == (6,)
 
 
-def test_export_round_trip_gives_the_same_ledger(golden_focus_run: dict, con, tmp_path: Path) -> None:
-    # EXPECTED.md § 5: export (CSV, one row per ledger line) -> load again -> identical ledger, difference 0
+def build_golden_focus_round_trip(root: Path, golden_focus: dict) -> dict:
+    """The golden ledger exported (CSV, no splits) and loaded again with the same registry and commitments
+    into a fresh home (a tests/prefetch.py job, after `golden_focus`)."""
     from warehouse.export import export_focus
 
-    inputs = tmp_path / "inputs"
+    assert golden_focus["ok"], golden_focus["reason"]
+    inputs = root / "inputs"
     shutil.copytree(INPUTS / "registry", inputs / "registry")
     (inputs / "billing").mkdir()
     shutil.copy(INPUTS / "billing" / "focus_1.3_golden_contractcommitment.csv", inputs / "billing")
-    [path] = export_focus(golden_focus_run["home"] / "serving.duckdb", inputs / "billing", fmt="csv", splits=False)
+    written = export_focus(golden_focus["home"] / "serving.duckdb", inputs / "billing", fmt="csv", splits=False)
+    return {**golden_cases.refresh(root, inputs), "written": written}
+
+
+@pytest.fixture(scope="module")
+def golden_focus_round_trip(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("golden_focus_round_trip", tmp_path_factory)
+
+
+def test_export_round_trip_gives_the_same_ledger(golden_focus_round_trip: dict, con) -> None:
+    # EXPECTED.md § 5: export (CSV, one row per ledger line) -> load again -> identical ledger, difference 0
+    again = golden_focus_round_trip
+    [path] = again["written"]
     assert path.read_text().count("\n") == 7  # header + 6 lines
-    again = golden_cases.refresh(tmp_path, inputs)
     with golden_cases.published(again) as con2:
         assert ledger_lines(con2) == ledger_lines(con)
         chargeback = "select team_id, total_cost, direct_cost, shared_cost from fct_chargeback_monthly order by 1"

@@ -18,6 +18,7 @@ import duckdb
 import pytest
 
 from pipelines.cli import execute_refresh
+from tests import prefetch
 from tests.conftest import SAMPLES, published_tables
 from tests.pipeline.test_incremental import _same
 from warehouse.status import read_status
@@ -41,10 +42,10 @@ def _checks(home: Path) -> tuple[set[tuple], tuple]:
     return rows, counts
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory, sample_run: dict) -> dict:
+def build_runs(root: Path, sample_run: dict) -> dict:
+    """The samples without the log, then with it, in one new home (a tests/prefetch.py job; after
+    `sample_run`, whose publication the second must equal)."""
     assert sample_run["ok"], sample_run["reason"]
-    root = tmp_path_factory.mktemp("incremental_selection")
     inputs, home = root / "inputs", root / "home"
     shutil.copytree(SAMPLES, inputs, ignore=shutil.ignore_patterns(LATE.name))  # copy2: same mtimes
     first = execute_refresh(home, inputs, docs=False)
@@ -55,20 +56,25 @@ def runs(tmp_path_factory: pytest.TempPathFactory, sample_run: dict) -> dict:
             "second_nodes": _dbt_nodes(home), "status": read_status(home)}
 
 
-def test_only_what_the_new_file_affects_is_rebuilt(runs: dict) -> None:
-    (ok1, _, reason1), (ok2, run2, reason2) = runs["first"], runs["second"]
+@pytest.fixture(scope="module")
+def late_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("incremental_selection", tmp_path_factory)
+
+
+def test_only_what_the_new_file_affects_is_rebuilt(late_runs: dict) -> None:
+    (ok1, _, reason1), (ok2, run2, reason2) = late_runs["first"], late_runs["second"]
     assert ok1, reason1
     assert ok2, reason2
-    assert runs["status"]["message"] == "published" and runs["status"]["run_id"] == run2
-    first, second = runs["first_nodes"], runs["second_nodes"]
+    assert late_runs["status"]["message"] == "published" and late_runs["status"]["run_id"] == run2
+    first, second = late_runs["first_nodes"], late_runs["second_nodes"]
     assert second < first  # a strict subset of the dbt nodes of a full build
     assert "model.gpu_ledger.stg_api_spend__requests" in second
     # A model no api_spend row nor audit row reaches is left as it is (its inputs did not change).
     assert "model.gpu_ledger.stg_prices__observations" in first - second
 
 
-def test_the_publication_equals_a_full_build_of_the_same_inputs(runs: dict, sample_run: dict) -> None:
-    incremental = published_tables(runs["home"] / "serving.duckdb")
+def test_the_publication_equals_a_full_build_of_the_same_inputs(late_runs: dict, sample_run: dict) -> None:
+    incremental = published_tables(late_runs["home"] / "serving.duckdb")
     full = published_tables(sample_run["home"] / "serving.duckdb")
     assert incremental.keys() == full.keys()
     for table in full:
@@ -79,8 +85,8 @@ def test_the_publication_equals_a_full_build_of_the_same_inputs(runs: dict, samp
         assert not bad, (table, bad[:3])
 
 
-def test_every_check_is_published_with_the_outcome_of_a_full_build(runs: dict, sample_run: dict) -> None:
-    rows, counts = _checks(runs["home"])
+def test_every_check_is_published_with_the_outcome_of_a_full_build(late_runs: dict, sample_run: dict) -> None:
+    rows, counts = _checks(late_runs["home"])
     full_rows, full_counts = _checks(sample_run["home"])
     assert rows == full_rows
     assert counts == full_counts and counts[0] == len(full_rows)

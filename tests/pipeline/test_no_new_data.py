@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 
 from pipelines.cli import app, execute_refresh
 from pipelines.refresh_state import RefreshState, current_state, enabled_fetches
+from tests import prefetch
 from tests.conftest import SAMPLES, copy_home
 from warehouse.status import read_status
 
@@ -52,10 +53,10 @@ def _refresh(home: Path, inputs: Path, **kw: object) -> dict:
             "publication": _publication(home), "runs": _runs(home), "status": read_status(home)}
 
 
-@pytest.fixture(scope="module")
-def sequence(tmp_path_factory: pytest.TempPathFactory, focus_home: dict) -> dict:
+def build_sequence(root: Path, focus_home: dict) -> dict:
+    """The refreshes this module checks, one after another on a copy of the shared first-refresh home
+    (a tests/prefetch.py job, after `focus_home`)."""
     assert focus_home["ok"], focus_home["reason"]
-    root = tmp_path_factory.mktemp("no_new_data")
     home = copy_home(focus_home["home"], root / "home")
     inputs = root / "inputs"
     shutil.copytree(focus_home["inputs"], inputs)  # other paths, same bytes: the same inputs
@@ -80,8 +81,13 @@ def sequence(tmp_path_factory: pytest.TempPathFactory, focus_home: dict) -> dict
     return seen
 
 
-def test_the_same_inputs_again_rebuild_and_publish_nothing(sequence: dict) -> None:
-    first, same = sequence["first"], sequence["same"]
+@pytest.fixture(scope="module")
+def nothing_new(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("no_new_data", tmp_path_factory)
+
+
+def test_the_same_inputs_again_rebuild_and_publish_nothing(nothing_new: dict) -> None:
+    first, same = nothing_new["first"], nothing_new["same"]
     assert same["ok"], same["reason"]
     assert same["run_id"] == first["run_id"]  # the run whose publication is in place
     assert same["publication"] == first["publication"]  # same run id, time and file: nothing published
@@ -93,37 +99,37 @@ def test_the_same_inputs_again_rebuild_and_publish_nothing(sequence: dict) -> No
     assert same["seconds"] < 15, same["seconds"]
 
 
-def test_status_says_no_new_data(sequence: dict) -> None:
-    out = sequence["status_cli"]
-    assert f"no new data since run {sequence['first']['run_id']}" in out, out
-    assert f"publication: run {sequence['first']['run_id']}" in out, out
+def test_status_says_no_new_data(nothing_new: dict) -> None:
+    out = nothing_new["status_cli"]
+    assert f"no new data since run {nothing_new['first']['run_id']}" in out, out
+    assert f"publication: run {nothing_new['first']['run_id']}" in out, out
 
 
-def test_a_touched_file_with_the_same_bytes_is_no_new_data(sequence: dict) -> None:
-    touched = sequence["touched"]
+def test_a_touched_file_with_the_same_bytes_is_no_new_data(nothing_new: dict) -> None:
+    touched = nothing_new["touched"]
     assert touched["ok"] and touched["status"]["no_new_data"]
-    assert touched["publication"] == sequence["first"]["publication"]
+    assert touched["publication"] == nothing_new["first"]["publication"]
 
 
-def test_full_refresh_rebuilds_without_new_data(sequence: dict) -> None:
-    full = sequence["full"]
+def test_full_refresh_rebuilds_without_new_data(nothing_new: dict) -> None:
+    full = nothing_new["full"]
     assert full["ok"], full["reason"]
-    assert full["run_id"] != sequence["first"]["run_id"] and full["publication"][0] == full["run_id"]
-    assert full["runs"] == sequence["first"]["runs"] + 1
+    assert full["run_id"] != nothing_new["first"]["run_id"] and full["publication"][0] == full["run_id"]
+    assert full["runs"] == nothing_new["first"]["runs"] + 1
     assert full["status"]["message"] == "published" and "no_new_data" not in full["status"]
 
 
-def test_a_new_file_rebuilds(sequence: dict) -> None:
-    new = sequence["new_file"]
+def test_a_new_file_rebuilds(nothing_new: dict) -> None:
+    new = nothing_new["new_file"]
     assert new["ok"], new["reason"]
-    assert new["run_id"] not in (sequence["first"]["run_id"], sequence["full"]["run_id"])
+    assert new["run_id"] not in (nothing_new["first"]["run_id"], nothing_new["full"]["run_id"])
     assert new["publication"][0] == new["run_id"] and new["status"]["message"] == "published"
 
 
-def test_an_altered_file_rebuilds_and_then_is_the_new_baseline(sequence: dict) -> None:
-    altered, again = sequence["altered"], sequence["after_altered"]
+def test_an_altered_file_rebuilds_and_then_is_the_new_baseline(nothing_new: dict) -> None:
+    altered, again = nothing_new["altered"], nothing_new["after_altered"]
     assert altered["ok"], altered["reason"]
-    assert altered["run_id"] != sequence["new_file"]["run_id"]
+    assert altered["run_id"] != nothing_new["new_file"]["run_id"]
     assert altered["publication"][0] == altered["run_id"]
     assert again["ok"] and again["status"]["no_new_data"] and again["run_id"] == altered["run_id"]
     assert again["publication"] == altered["publication"]
