@@ -106,6 +106,9 @@ def _daemon_env(folder: Path) -> dict[str, str]:
         "SPARK_LOCAL_IP": LOOPBACK,  # every listener (RPC, web UIs, executors' block managers) on loopback
         "SPARK_CONF_DIR": str(folder / "conf"),  # empty: no spark-defaults.conf from elsewhere applies
         "SPARK_DAEMON_MEMORY": "256m",  # master and workers only route; executors get their own heap
+        # The same JIT and collector as the driver and executors (dbt/profiles.yml): a daemon that lives
+        # for one build gains nothing from C2 compiles or parallel GC threads.
+        "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
         "SPARK_NO_DAEMONIZE": "1",
         # The master's REST submission server would listen on the fixed port 6066: two clusters collide.
         "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false",
