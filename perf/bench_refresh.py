@@ -13,26 +13,19 @@ YAML text) -- the floor any loader pays; (3) run `pipelines.cli.execute_refresh(
 files, rows, raw read s, refresh s, ratio refresh/raw, peak RSS.
 
 Peak RSS is per fleet: each refresh runs in its own child process (this script with `--child`),
-which reports max(getrusage(RUSAGE_SELF), getrusage(RUSAGE_CHILDREN)).ru_maxrss -- the refresh
-process itself or its largest subprocess (dbt), whichever peaked higher -- so one fleet's figure
-is never the max over earlier fleets. The child's import time is not in `refresh s` (the clock
-starts inside the child, just before `execute_refresh`).
+which reports the larger of its own peak and its largest subprocess's (dbt). The clock starts inside
+the child, just before `execute_refresh`. CPU seconds (user + system) and `uptime`'s load average
+are printed beside wall seconds, which depend on what else runs. With several `--sizes`, the last
+line is the marginal ratio `(refresh_b - refresh_a) / (raw_b - raw_a)` between the first and the
+last fleet, on wall and CPU seconds.
 
-With several `--sizes`, the last line is the marginal ratio between the first and the last fleet,
-`(refresh_b - refresh_a) / (raw_b - raw_a)`: the per-row cost of a refresh against DuckDB's raw
-read of the same extra rows, free of the fixed cost (dbt nodes, docs, reports) both pay.
-
-On a shared machine wall seconds depend on what else runs, so each fleet also prints CPU seconds
-(user + system: `time.process_time()` around the raw read, which counts DuckDB's threads;
-`getrusage` self + children in the refresh child) and the marginal ratio is printed on CPU too.
-`uptime`'s load average is printed before and after each fleet.
-
-`--next-day` (with one fleet, e.g. `--sizes 1000x30 --next-day`): the full refresh loads days
-1..D-1 only (a folder of hard links without the last day's per-day files: dcgm, sacct, LiteLLM logs;
-not symbolic links, which landing refuses when they point out of the inputs folder),
-then the last day is added and the nightly incremental refresh is timed, then one more refresh
-with no new data (it ends before Dagster starts: pipelines/refresh_state.py); prints both as table
-rows beside DuckDB's raw read of the day's own files, and the targets they are held to.
+`--next-day`: the full refresh loads days 1..D-1 only (a folder of hard links without the last
+day's per-day files: dcgm, sacct, LiteLLM logs), then the last day is added and the nightly refresh
+is timed, then one more refresh with no new data; both print as table rows beside DuckDB's raw read
+of the day's own files, with the targets they are held to. `--reuse-home` keeps the d1-(D-1) home
+as `FLEET/home-base` and runs each next day on a working copy of it (perf/refresh_homes.py), so
+`--repeat N` measures it N times and a year of history is refreshed in full once. With several
+fleets, each round ends with the last fleet's next day over the first's (wall, CPU, dbt node-s).
 """
 
 from __future__ import annotations
@@ -40,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import resource
 import shutil
 import subprocess
@@ -53,9 +45,17 @@ import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from perf.refresh_homes import (
+    compare_with_previous,
+    copy_home,
+    hold_back_last_day,
+    land_by_link,
+    link,
+    published_fingerprint,
+)
 from tools.generate import generate
 
-DAILY = re.compile(r"^(dcgm|sacct|litellm_spend_logs)_(\d{4}-\d{2}-\d{2})\.(csv|txt)$")
+BASE_RECORD = "base.json"  # in FLEET/home-base: the figures of the full refresh that built it
 HEADER = (f"{'fleet':<22}{'files':>7}{'rows':>13}{'raw read s':>12}{'refresh s':>11}{'ratio':>8}"
           f"{'peak RSS MB':>13}  result")
 
@@ -159,74 +159,104 @@ def run_refresh(home: Path, inputs: Path, fresh: bool = True) -> dict:
             "cpu_s": float("nan"), "peak_rss_mb": float("nan")}
 
 
-def hold_back_last_day(inputs: Path, view: Path) -> list[Path]:
-    """Fill `view` with hard links to every input file except the last day's per-day files; return those."""
-    shutil.rmtree(view, ignore_errors=True)
-    files = [p for p in sorted(inputs.rglob("*")) if p.is_file() and not p.name.startswith(".")]
-    last = max(m.group(2) for p in files if (m := DAILY.match(p.name)))
-    held = []
-    for src in files:
-        m = DAILY.match(src.name)
-        if m and m.group(2) == last:
-            held.append(src)
-            continue
-        dst = view / src.relative_to(inputs)
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        link(src, dst)
-    return held
-
-
-def link(src: Path, dst: Path) -> None:
-    """`dst` as a hard link to `src` (a copy across file systems): the same bytes, no second copy on disk.
-    Not a symbolic link: landing does not follow one out of the inputs folder, so every file of a view
-    of symlinks was refused as unreadable and the refresh published empty tables."""
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
-
-
-def next_day(base: Path, name: str, inputs: Path, held: list[Path]) -> None:
-    """Add the held-back day and time the incremental refresh, then a refresh with no new data."""
-    home = base / name / "home"
+def next_day(base: Path, name: str, inputs: Path, held: list[Path], reuse: bool) -> dict:
+    """Add the held-back day and time the incremental refresh, then a refresh with no new data.
+    With `reuse`, both run on a fresh working copy of the kept base home, and the day is taken out of
+    the view again afterwards, so the next measurement starts from the same d1-(N-1) state."""
+    fleet = base / name
+    home = fleet / "home"
+    if reuse:
+        t0 = time.perf_counter()
+        symbolic = json.loads((fleet / "home-base" / BASE_RECORD).read_text()).get("link_landing", False)
+        linked, copied = copy_home(fleet / "home-base", home, symbolic)
+        print(f"{name}: working copy of the base home in {time.perf_counter() - t0:.1f} s ({linked} files "
+              f"hard-linked, {copied / 1e6:,.0f} MB copied)", flush=True)
     for src in held:
         link(src, inputs / src.parent.name / src.name)
     runs = {}
-    for label in ("next-day incremental", "no new data"):
-        print(f"{name} {label}: load average before {load_average()}", flush=True)
-        runs[label] = r = run_refresh(home, inputs, fresh=False)
-        print(f"{name} {label}: {r['seconds']:.1f} s ({r['cpu_s']:.1f} CPU s), peak RSS {r['peak_rss_mb']:,.0f} MB, "
-              f"{'published' if r['ok'] else 'FAILED: ' + r['reason']}; load average after {load_average()}", flush=True)
-        stages = r.get("profile", {}).get("stages_s", {})
-        print(f"{name} {label} stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in stages.items()), flush=True)
-        print_dbt_nodes(f"{name} {label}", r)
+    try:
+        for label in ("next-day incremental", "no new data"):
+            print(f"{name} {label}: load average before {load_average()}", flush=True)
+            runs[label] = r = run_refresh(home, inputs, fresh=False)
+            print(f"{name} {label}: {r['seconds']:.1f} s ({r['cpu_s']:.1f} CPU s), peak RSS {r['peak_rss_mb']:,.0f} MB, "
+                  f"{'published' if r['ok'] else 'FAILED: ' + r['reason']}; load average after {load_average()}",
+                  flush=True)
+            stages = r.get("profile", {}).get("stages_s", {})
+            print(f"{name} {label} stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in stages.items()), flush=True)
+            if label != "no new data":  # that run ends before dbt: run_results.json is the previous run's
+                print_dbt_nodes(f"{name} {label}", r)
+            if label == "next-day incremental" and r["ok"]:
+                how = "a copy of the kept base home" if reuse else "the home of this run's full refresh"
+                print(f"{name} next-day result: " + compare_with_previous(
+                    fleet / "next-day-published.json", published_fingerprint(home / "serving.duckdb"), how),
+                      flush=True)
+    finally:
+        if reuse:
+            for src in held:
+                (inputs / src.parent.name / src.name).unlink(missing_ok=True)
     inc, idle = runs["next-day incremental"], runs["no new data"]
     print(f"next-day incremental / no-new-data refresh: {inc['seconds']:.1f} / {idle['seconds']:.1f} = "
           f"{inc['seconds'] / idle['seconds']:.2f}x (CPU {inc['cpu_s'] / idle['cpu_s']:.2f}x)")
     # The day's own files read by DuckDB: the floor of the next-day target (<= 2 x (this + 3 s)).
-    day = base / name / "day-inputs"
+    day = fleet / "day-inputs"
     shutil.rmtree(day, ignore_errors=True)
     for src in held:
         (day / src.parent.name).mkdir(parents=True, exist_ok=True)
         (day / src.parent.name / src.name).symlink_to(src)
     t_raw, files, rows, _ = raw_read(day)
+    out = []
+    for label, r in (("next day", inc), ("no new data", idle)):
+        out.append({"name": f"{name} {label}", "files": files, "rows": rows, "raw_s": t_raw,
+                    "refresh_s": r["seconds"], "cpu_s": r["cpu_s"], "peak_rss_mb": r["peak_rss_mb"], "ok": r["ok"],
+                    "reason": r.get("reason", ""), "node_s": (r.get("dbt_nodes") or {}).get("total_s", float("nan")),
+                    # a refresh that found nothing new says so in its profile (pipelines/outcome.py)
+                    "result": "no new data" if "no-new-data check" in r.get("profile", {}).get("stages_s", {})
+                    else None})
     print()
     print(HEADER)
-    for label, r in (("next day", inc), ("no new data", idle)):
-        print(format_row({"name": f"{name} {label}", "files": files, "rows": rows, "raw_s": t_raw,
-                          "refresh_s": r["seconds"], "peak_rss_mb": r["peak_rss_mb"], "ok": r["ok"],
-                          "reason": r.get("reason", ""),
-                          # a refresh that found nothing new says so in its profile (pipelines/outcome.py)
-                          "result": "no new data" if "no-new-data check" in r.get("profile", {}).get("stages_s", {})
-                          else None}))
+    for row in out:
+        print(format_row(row))
     print(f"next-day target: {inc['seconds']:.1f} s <= 6 s and <= 2 x ({t_raw:.1f} + 3) = {2 * (t_raw + 3):.1f} s; "
-          f"no new data: {idle['seconds']:.1f} s <= 3 s")
+          f"no new data: {idle['seconds']:.1f} s <= 3 s", flush=True)
+    return {"next day": out[0], "no new data": out[1]}
 
 
-def bench_fleet(base: Path, gpus: int, days: int, teams: int, seed: int, hold_back: bool = False) -> dict:
-    """Generate (if needed), raw-read and refresh one fleet; print and return its row."""
+def print_history_ratio(rounds: list[list[dict]]) -> None:
+    """Per round: the last fleet's next day against the first's (the 365-day target: within 1.5x)."""
+    print()
+    print(HEADER)
+    for results in rounds:
+        for res in results:
+            print(format_row(res["next day"]))
+    for i, results in enumerate(rounds, 1):
+        a, b = results[0]["next day"], results[-1]["next day"]
+        print(f"round {i}: next day {b['name']} / {a['name']}: {b['refresh_s']:.1f} / {a['refresh_s']:.1f} s = "
+              f"{b['refresh_s'] / a['refresh_s']:.2f}x; CPU {b['cpu_s']:.1f} / {a['cpu_s']:.1f} = "
+              f"{b['cpu_s'] / a['cpu_s']:.2f}x; dbt node-s {b['node_s']:.1f} / {a['node_s']:.1f} = "
+              f"{b['node_s'] / a['node_s']:.2f}x (target: within 1.5x)", flush=True)
+
+
+def refresh_base(base: Path, name: str, inputs: Path) -> None:
+    """Run the d1-(N-1) refresh again on the kept base itself, at the path it was built at: after a code
+    change, the one rebuild a deployment's first night pays, so the next days measure the new code only."""
+    fleet = base / name
+    (fleet / "home-base").rename(fleet / "home")
+    try:
+        r = run_refresh(fleet / "home", inputs, fresh=False)
+    finally:
+        (fleet / "home").rename(fleet / "home-base")
+    print(f"{name}: base home refreshed with this code in {r['seconds']:.1f} s ({r['cpu_s']:.1f} CPU s), "
+          f"{'published' if r['ok'] else 'FAILED: ' + r['reason']}", flush=True)
+    print_dbt_nodes(f"{name} base refresh", r)
+
+
+def bench_fleet(base: Path, gpus: int, days: int, teams: int, seed: int, hold_back: bool = False,
+                reuse: bool = False, read_raw: bool = True, link_landing: bool = False) -> dict:
+    """Generate (if needed), raw-read and refresh one fleet; print and return its row. With `reuse`
+    (and `hold_back`), a base home kept by an earlier run is used as it is, else the new one is kept."""
     name = f"fleet-{gpus}-{days}"
-    inputs, home = base / name / "inputs", base / name / "home"
+    fleet = base / name
+    inputs, home, kept = fleet / "inputs", fleet / "home", fleet / "home-base"
     if not (inputs / ".done").exists():
         t0 = time.perf_counter()
         counts = generate(inputs, gpus, days, teams, seed)
@@ -238,22 +268,36 @@ def bench_fleet(base: Path, gpus: int, days: int, teams: int, seed: int, hold_ba
     # The `.done` marker is a hidden file: landing skips it (warehouse.landing.input_files).
     held: list[Path] = []
     if hold_back:
-        view = base / name / "next-day-inputs"
+        view = fleet / "next-day-inputs"
         held = hold_back_last_day(inputs, view)
         inputs = view
         name = f"{name} d1-{days - 1}"
+        if reuse and (kept / BASE_RECORD).exists():
+            row = json.loads((kept / BASE_RECORD).read_text())
+            print(f"{name}: reusing the base home kept at {kept} (full refresh {row['refresh_s']:.1f} s, "
+                  f"{row['refresh_cpu_s']:.1f} CPU s, {row['built']})", flush=True)
+            return {**row, "inputs": inputs, "held": held}
         print(f"{name}: full refresh without the last day ({len(held)} files held back for --next-day)", flush=True)
     print(f"{name}: load average before {load_average()}", flush=True)
-    c0 = time.process_time()
-    t_raw, files, rows, per_family = raw_read(inputs)
-    raw_cpu = time.process_time() - c0
-    print(f"{name} raw read: {files} files, {rows:,} rows in {t_raw:.1f} s ({raw_cpu:.1f} CPU s); rows per family: "
-          + ", ".join(f"{k} {v:,}" for k, v in per_family.items()), flush=True)
-    r = run_refresh(home, inputs)
+    t_raw = raw_cpu = float("nan")
+    files = rows = 0
+    per_family: dict[str, int] = {}
+    if read_raw:
+        c0 = time.process_time()
+        t_raw, files, rows, per_family = raw_read(inputs)
+        raw_cpu = time.process_time() - c0
+        print(f"{name} raw read: {files} files, {rows:,} rows in {t_raw:.1f} s ({raw_cpu:.1f} CPU s); rows per "
+              "family: " + ", ".join(f"{k} {v:,}" for k, v in per_family.items()), flush=True)
+    load_before = load_average()
+    shutil.rmtree(home, ignore_errors=True)
+    if link_landing:
+        t0 = time.perf_counter()
+        n = land_by_link(home, inputs)
+        print(f"{name}: {n} inputs landed by hard link in {time.perf_counter() - t0:.1f} s (not in refresh s)", flush=True)
+    r = run_refresh(home, inputs, fresh=False)
     row = {"name": name, "files": files, "rows": rows, "raw_s": t_raw, "refresh_s": r["seconds"],
            "raw_cpu_s": raw_cpu, "refresh_cpu_s": r["cpu_s"],
-           "peak_rss_mb": r["peak_rss_mb"], "ok": r["ok"], "reason": r["reason"], "per_family": per_family,
-           "inputs": inputs, "held": held}
+           "peak_rss_mb": r["peak_rss_mb"], "ok": r["ok"], "reason": r["reason"], "per_family": per_family}
     print(f"{name} refresh: {r['seconds']:.1f} s ({r['cpu_s']:.1f} CPU s), peak RSS {r['peak_rss_mb']:,.0f} MB "
           f"(refresh process {r.get('rss_own_mb', float('nan')):,.0f}, largest subprocess {r.get('rss_child_mb', float('nan')):,.0f}), "
           f"{'published' if r['ok'] else 'FAILED: ' + r['reason']}; load average after {load_average()}", flush=True)
@@ -261,7 +305,14 @@ def bench_fleet(base: Path, gpus: int, days: int, teams: int, seed: int, hold_ba
     if stages:
         print(f"{name} stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in stages.items()), flush=True)
     print_dbt_nodes(name, r)
-    return row
+    if hold_back and reuse and r["ok"]:
+        shutil.rmtree(kept, ignore_errors=True)
+        home.rename(kept)  # measurements copy it back to `home`, the path its files name
+        (kept / BASE_RECORD).write_text(json.dumps({**row, "built": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+                                                    + f", load {load_before} -> {load_average()}",
+                                                    "link_landing": link_landing}))
+        print(f"{name}: base home kept at {kept}", flush=True)
+    return {**row, "inputs": inputs, "held": held}
 
 
 def format_row(r: dict) -> str:
@@ -292,7 +343,19 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/gpu-ledger-bench"))
     ap.add_argument("--next-day", action="store_true",
-                    help="one fleet: full refresh without the last day, then time adding it and a no-new-data refresh")
+                    help="full refresh without the last day, then time adding it and a no-new-data refresh; with "
+                         "several fleets, also the last fleet's next day over the first's")
+    ap.add_argument("--reuse-home", action="store_true",
+                    help="with --next-day: keep the d1-(N-1) home as FLEET/home-base (reused when it exists) and "
+                         "measure each next day on a working copy of it")
+    ap.add_argument("--refresh-base", action="store_true",
+                    help="with --reuse-home: refresh the kept base with this code first (after a code change)")
+    ap.add_argument("--repeat", type=int, default=1, help="with --reuse-home: next-day measurements per fleet")
+    ap.add_argument("--skip-raw-read", action="store_true",
+                    help="skip DuckDB's raw read of the full refresh's inputs (minutes on a year of history)")
+    ap.add_argument("--link-landing", action="store_true",
+                    help="land the full refresh's inputs by hard link first (perf/refresh_homes.py land_by_link): "
+                         "half the disk, its landing not measured")
     ap.add_argument("--child", nargs=2, type=Path, metavar=("HOME", "INPUTS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -300,14 +363,17 @@ def main() -> None:
         return
 
     sizes = args.sizes or [(args.gpus, args.days)]
-    if args.next_day and len(sizes) != 1:
-        ap.error("--next-day takes one fleet")
-    rows = [bench_fleet(args.dir, g, d, args.teams, args.seed, args.next_day) for g, d in sizes]
+    if (args.reuse_home or args.refresh_base or args.repeat > 1) and not args.next_day:
+        ap.error("--reuse-home, --refresh-base and --repeat go with --next-day")
+    if (args.refresh_base or args.repeat > 1) and not args.reuse_home:
+        ap.error("--refresh-base and --repeat need --reuse-home (a home takes the next day once)")
+    rows = [bench_fleet(args.dir, g, d, args.teams, args.seed, args.next_day, args.reuse_home, not args.skip_raw_read,
+                        args.link_landing) for g, d in sizes]
     print()
     print(HEADER)
     for r in rows:
         print(format_row(r))
-    if len(rows) >= 2:
+    if len(rows) >= 2 and not args.next_day:
         a, b = rows[0], rows[-1]
         marginal = (b["refresh_s"] - a["refresh_s"]) / (b["raw_s"] - a["raw_s"])
         print(f"marginal ratio {a['name']} -> {b['name']}: ({b['refresh_s']:.1f} - {a['refresh_s']:.1f}) / "
@@ -315,9 +381,16 @@ def main() -> None:
         cpu = (b["refresh_cpu_s"] - a["refresh_cpu_s"]) / (b["raw_cpu_s"] - a["raw_cpu_s"])
         print(f"marginal ratio on CPU seconds: ({b['refresh_cpu_s']:.1f} - {a['refresh_cpu_s']:.1f}) / "
               f"({b['raw_cpu_s']:.1f} - {a['raw_cpu_s']:.1f}) = {cpu:.2f}x")
-    if args.next_day and rows[0]["ok"]:
-        g, d = sizes[0]
-        next_day(args.dir, f"fleet-{g}-{d}", rows[0]["inputs"], rows[0]["held"])
+    if not args.next_day or not all(r["ok"] for r in rows):
+        return
+    names = [f"fleet-{g}-{d}" for g, d in sizes]
+    if args.refresh_base:
+        for name, r in zip(names, rows):
+            refresh_base(args.dir, name, r["inputs"])
+    rounds = [[next_day(args.dir, name, r["inputs"], r["held"], args.reuse_home) for name, r in zip(names, rows)]
+              for _ in range(args.repeat)]
+    if len(names) >= 2:
+        print_history_ratio(rounds)
 
 
 if __name__ == "__main__":
