@@ -317,8 +317,10 @@ def bench_fleet(base: Path, gpus: int, days: int, teams: int, seed: int, hold_ba
 
 def format_row(r: dict) -> str:
     """One table line of a fleet's figures."""
-    return (f"{r['name']:<22}{r['files']:>7}{r['rows']:>13,}{r['raw_s']:>12.1f}{r['refresh_s']:>11.1f}"
-            f"{r['refresh_s'] / r['raw_s']:>7.1f}x{r['peak_rss_mb']:>13,.0f}  "
+    read = r["raw_s"] == r["raw_s"]  # NaN: the raw read was skipped (--skip-raw-read)
+    files, rows = (f"{r['files']}", f"{r['rows']:,}") if read else ("-", "-")
+    raw, ratio = (f"{r['raw_s']:.1f}", f"{r['refresh_s'] / r['raw_s']:.1f}x") if read else ("-", "-")
+    return (f"{r['name']:<22}{files:>7}{rows:>13}{raw:>12}{r['refresh_s']:>11.1f}{ratio:>8}{r['peak_rss_mb']:>13,.0f}  "
             f"{r.get('result') or ('published' if r['ok'] else 'FAILED: ' + r['reason'])}")
 
 
