@@ -240,6 +240,7 @@ def refresh_base(base: Path, name: str, inputs: Path) -> None:
     """Run the d1-(N-1) refresh again on the kept base itself, at the path it was built at: after a code
     change, the one rebuild a deployment's first night pays, so the next days measure the new code only."""
     fleet = base / name
+    shutil.rmtree(fleet / "home", ignore_errors=True)  # the last measurement's working copy
     (fleet / "home-base").rename(fleet / "home")
     try:
         r = run_refresh(fleet / "home", inputs, fresh=False)
