@@ -4,7 +4,7 @@
     partition_by=gpu_ledger.day_partition_by('usage_date'),
     unique_key='usage_date',
     on_schema_change='append_new_columns',
-    pre_hook="{{ gpu_ledger.clear_when_history_changed(ref('int_usage_history_key')) }}"
+    pre_hook={"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_usage_history_key')) }}", "transaction": false}
 ) }}
 -- GPU-hours per GPU (or MIG slice, or a node's GPUs when the scheduler does not say which) per hour
 -- and allocation. Grain: gpu_key x hour_start x allocation_key. Rules: docs/cost_model.md, "Physical GPUs".
