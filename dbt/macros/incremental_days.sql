@@ -126,7 +126,7 @@
 {% macro clear_when_history_changed(key_relation) -%}
     {%- if execute and is_incremental() and target.type != 'spark' and history_changed(key_relation) -%}
         {%- set names = adapter.get_columns_in_relation(this) | map(attribute='name') | map('lower') | list -%}
-        {%- for col, type in [(config.get('unique_key'), 'date'), ('x_loaded_at', 'timestamp'), ('x_history_key', 'varchar')]
+        {%- for col, type in [(config.get('unique_key'), 'date'), ('x_loaded_at', 'timestamp'), ('x_history_key', 'string')]
                 if col not in names -%}
             alter table {{ this }} add column {{ col }} {{ type }};
         {% endfor -%}
@@ -189,5 +189,5 @@
 {% macro row_text(relation_alias) -%}
     {{ return(adapter.dispatch('row_text', 'gpu_ledger')(relation_alias)) }}
 {%- endmacro %}
-{% macro default__row_text(relation_alias) -%}cast({{ relation_alias }} as varchar){%- endmacro %}
+{% macro default__row_text(relation_alias) -%}cast({{ relation_alias }} as string){%- endmacro %}
 {% macro spark__row_text(relation_alias) -%}to_json(struct({{ relation_alias }}.*)){%- endmacro %}

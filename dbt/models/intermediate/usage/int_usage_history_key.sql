@@ -21,7 +21,7 @@ with registry_files as (
 ),
 
 gpu_aliases as (
-    select {{ sorted_distinct_join(row_text('a'), '|') }} as part from {{ ref('gpu_aliases') }} as a
+    {{ gpu_alias_digest() }}
 ),
 
 mig_profiles as (
