@@ -68,6 +68,22 @@ def run_in_server(args: list[str]) -> int | None:
     path = os.environ.get(ENV_VAR)
     if not path:
         return None
+    # The handlers go in before the child exists: a signal that comes between the server's fork and
+    # their installation would otherwise end this caller by default, its socket would close and the
+    # child would kill itself with SIGKILL instead of ending by the signal passed on. One that comes
+    # before the child's pid is known is passed on as soon as it is.
+    forwarded: list[int] = []
+    child: list[int] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        forwarded.append(signum)
+        if child:
+            try:
+                os.kill(child[0], signum)
+            except ProcessLookupError:
+                pass
+
+    previous = {signum: signal.signal(signum, forward) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(path)
@@ -79,18 +95,18 @@ def run_in_server(args: list[str]) -> int | None:
         pid = None
     if pid is None:  # no server, or it could not start the child: nothing ran
         conn.close()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if forwarded:  # a signal meant for this command: end by it, as without a server
+            signal.signal(forwarded[-1], signal.SIG_DFL)
+            os.kill(os.getpid(), forwarded[-1])
         return None
-    forwarded: list[int] = []
-
-    def forward(signum: int, _frame: object) -> None:
-        forwarded.append(signum)
+    child.append(pid)
+    for signum in forwarded:
         try:
             os.kill(pid, signum)
         except ProcessLookupError:
             pass
-
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, forward)
     try:
         code = read_int(conn)
     except OSError:  # the server's end broke (e.g. reset): no exit code came
