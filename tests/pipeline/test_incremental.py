@@ -73,6 +73,22 @@ def _same(a: object, b: object) -> bool:
     return a == b
 
 
+def assert_same_rows(a: list[tuple], b: list[tuple], what: str) -> None:
+    """The same rows in the same order, each value `_same`; names the first three that differ."""
+    assert len(a) == len(b), f"{what}: {len(a)} rows against {len(b)}"
+    bad = [(x, y) for x, y in zip(a, b, strict=True)
+           if len(x) != len(y) or not all(_same(u, v) for u, v in zip(x, y, strict=True))]
+    assert not bad, (what, bad[:3])
+
+
+def assert_same_tables(incremental: dict[str, list[tuple]], full: dict[str, list[tuple]]) -> None:
+    """Two publications (table -> sorted rows) hold the same tables and rows: an incremental build's
+    and a full build's of the same inputs."""
+    assert sorted(incremental) == sorted(full)
+    for table in sorted(full):
+        assert_same_rows(incremental[table], full[table], f"{table} (incremental against full)")
+
+
 def build_refreshes(base: Path) -> dict:
     """The three refreshes, in order (a tests/prefetch.py job)."""
     fleet = base / "fleet"
@@ -133,11 +149,4 @@ def test_a_restated_day_is_reprocessed_and_the_others_are_not(refreshes: dict) -
 
 
 def test_incremental_tables_equal_a_full_rebuild(refreshes: dict) -> None:
-    incremental, full = refreshes["incremental"], refreshes["full"]
-    assert sorted(incremental) == sorted(full)
-    for table in sorted(full):
-        a, b = incremental[table], full[table]
-        assert len(a) == len(b), f"{table}: {len(a)} rows incrementally, {len(b)} in a full rebuild"
-        for i, (ra, rb) in enumerate(zip(a, b)):
-            assert len(ra) == len(rb) and all(_same(x, y) for x, y in zip(ra, rb)), \
-                f"{table} row {i}:\n incremental {ra}\n full        {rb}"
+    assert_same_tables(refreshes["incremental"], refreshes["full"])

@@ -20,7 +20,7 @@ import pytest
 from pipelines.cli import execute_refresh
 from tests import prefetch
 from tests.conftest import SAMPLES, published_tables
-from tests.pipeline.test_incremental import _same
+from tests.pipeline.test_incremental import assert_same_tables
 from warehouse.status import read_status
 
 pytestmark = pytest.mark.e2e
@@ -76,13 +76,7 @@ def test_only_what_the_new_file_affects_is_rebuilt(late_runs: dict) -> None:
 def test_the_publication_equals_a_full_build_of_the_same_inputs(late_runs: dict, sample_run: dict) -> None:
     incremental = published_tables(late_runs["home"] / "serving.duckdb")
     full = published_tables(sample_run["home"] / "serving.duckdb")
-    assert incremental.keys() == full.keys()
-    for table in full:
-        a, b = incremental[table], full[table]
-        assert len(a) == len(b), table
-        bad = [(x, y) for x, y in zip(a, b, strict=True)
-               if len(x) != len(y) or not all(_same(u, v) for u, v in zip(x, y, strict=True))]
-        assert not bad, (table, bad[:3])
+    assert_same_tables(incremental, full)
 
 
 def test_every_check_is_published_with_the_outcome_of_a_full_build(late_runs: dict, sample_run: dict) -> None:

@@ -25,7 +25,7 @@ import pytest
 from pipelines.cli import execute_refresh
 from tests import prefetch
 from tests.conftest import published_tables
-from tests.pipeline.test_incremental import _same
+from tests.pipeline.test_incremental import assert_same_rows, assert_same_tables
 from tools.generate import generate
 
 pytestmark = pytest.mark.e2e
@@ -167,17 +167,8 @@ def _rebuilt(before: dict, after: dict) -> list[str]:
 
 
 def _assert_same(step: dict) -> None:
-    incremental, full = step["published"], step["full_published"]
-    assert sorted(incremental) == sorted(full)
-    for table in sorted(full):
-        a, b = incremental[table], full[table]
-        assert len(a) == len(b), f"{table}: {len(a)} rows incremental, {len(b)} in a full refresh"
-        bad = [(x, y) for x, y in zip(a, b, strict=True) if not all(_same(u, v) for u, v in zip(x, y, strict=True))]
-        assert not bad, (table, bad[:3])
-    rows, full_rows = step["rows"], step["full_rows"]
-    assert len(rows) == len(full_rows)
-    bad = [(x, y) for x, y in zip(rows, full_rows, strict=True) if not all(_same(u, v) for u, v in zip(x, y, strict=True))]
-    assert not bad, bad[:3]
+    assert_same_tables(step["published"], step["full_published"])
+    assert_same_rows(step["rows"], step["full_rows"], "int_gpu_usage_hourly (incremental against full)")
 
 
 def test_first_refresh_holds_days_one_and_two_and_the_lab_host_in_its_own_pool(chain: dict) -> None:
