@@ -216,8 +216,11 @@ def land_file(
     target_dir.mkdir(parents=True, exist_ok=True)
     target = target_dir / f"{digest}{_safe_ext(src.name)}"
     st = os.stat(src, follow_symlinks=False)
-    if staged is not None and not target.exists():
-        staged.replace(target)  # copied while it was hashed: no second read
+    if staged is not None:
+        if target.exists():  # the bytes are landed already (a manifest row lost or rewritten)
+            staged.unlink(missing_ok=True)
+        else:
+            staged.replace(target)  # copied while it was hashed: no second read
     elif not target.exists():
         tmp = target.with_suffix(target.suffix + ".part")
         with _open_nofollow(src) as fin, open(tmp, "wb") as fout:

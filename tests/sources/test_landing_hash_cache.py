@@ -144,3 +144,16 @@ def test_a_new_file_is_read_once_to_hash_and_land_it(tmp_path: Path, monkeypatch
     assert landed == expected  # named by content; the duplicate's copy is gone, no staged file left
     for name in landed:
         assert hashlib.sha256((landing_dir / "usage" / name).read_bytes()).hexdigest() + ".csv" == name
+
+
+def test_bytes_landed_without_a_manifest_row_leave_no_staged_copy(tmp_path: Path) -> None:
+    """A landed file whose manifest row is gone (a manifest restored from a backup, say) is landed
+    again by its row only: the copy made while hashing is removed, not left beside it."""
+    inputs, landing_dir = _inputs(tmp_path), tmp_path / "home" / "landing"
+    land_inputs(inputs, landing_dir, ("usage",))
+    (landing_dir / "manifest.jsonl").write_text("")
+    (tmp_path / "home" / HASH_CACHE).unlink(missing_ok=True)  # hashed again, so copied while hashed
+    assert land_inputs(inputs, landing_dir, ("usage",)) == (2, 2)
+    left = sorted(p.name for p in (landing_dir / "usage").iterdir())
+    assert all(landing.STAGED_MARK not in name for name in left), left
+    assert len(left) == 2 and len(read_manifest(landing_dir)) == 2
