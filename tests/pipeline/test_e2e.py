@@ -12,7 +12,7 @@ import pytest
 
 from pipelines.cli import execute_refresh
 from tests import prefetch
-from tests.conftest import FOCUS, SAMPLES, copy_home, focus_inputs, published_tables
+from tests.conftest import FOCUS, SAMPLES, copy_home, focus_inputs
 
 pytestmark = pytest.mark.e2e
 
@@ -86,30 +86,6 @@ def test_unallocated_cost_is_kept_not_dropped(sample_run: dict) -> None:
         con.close()
     assert "(unallocated)" in teams and untagged > 0
     assert {"platform", "research"} <= teams  # resolved from business_unit / org tag aliases
-
-
-def build_rerun(root: Path, focus_home: dict) -> dict:
-    """A second refresh of the same inputs on a copy of the shared first-refresh home (a tests/prefetch.py job),
-    rebuilt in full: a plain refresh would end at once with "no new data" (tests/pipeline/test_no_new_data.py)."""
-    home = copy_home(focus_home["home"], root / "home")
-    ok, _, reason = execute_refresh(home, focus_home["inputs"], full_refresh=True, docs=False)
-    return {"ok": ok, "reason": reason, "tables": published_tables(home / "serving.duckdb")}
-
-
-@pytest.fixture(scope="module")
-def e2e_rerun(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return prefetch.result("e2e_rerun", tmp_path_factory)
-
-
-def test_rerun_publishes_identical_numbers(focus_home: dict, e2e_rerun: dict) -> None:
-    # First refresh (registry + FOCUS sample + invoice_totals.csv on a fresh home): the shared
-    # focus_home (tests/conftest.py); the second runs on a copy of that home with the same inputs.
-    assert focus_home["ok"]
-    first = focus_home["tables"]
-    assert e2e_rerun["ok"]
-    second = e2e_rerun["tables"]
-    assert first == second
-    assert len(first["ledger_focus"]) == 1000
 
 
 def build_doctored(root: Path, focus_home: dict) -> dict:

@@ -4,7 +4,7 @@ On a copy of the shared first refresh (registry + FOCUS sample + invoice_totals.
 `build_focus_home`), with a copy of its inputs that this module alters:
 1. the same inputs again: "no new data since run <first>", serving.duckdb untouched, no Dagster run;
 2. one input touched (new mtime, same bytes): hashed again, still no new data (landing is by content);
-3. `--full-refresh` on the same inputs: rebuilt and published;
+3. `--full-refresh` on the same inputs: rebuilt and published, the same numbers as the first refresh;
 4. a new file (DCGM telemetry of the samples): rebuilt and published;
 5. that file restated in place (new bytes, same name): rebuilt and published; then no new data again.
 """
@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 from pipelines.cli import app, execute_refresh
 from pipelines.refresh_state import RefreshState, current_state, enabled_fetches
 from tests import prefetch
-from tests.conftest import SAMPLES, copy_home
+from tests.conftest import SAMPLES, copy_home, published_tables
 from warehouse.status import read_status
 
 pytestmark = pytest.mark.e2e
@@ -67,6 +67,7 @@ def build_sequence(root: Path, focus_home: dict) -> dict:
     os.utime(invoice, ns=(time.time_ns(), time.time_ns()))
     seen["touched"] = _refresh(home, inputs)
     seen["full"] = _refresh(home, inputs, full_refresh=True)
+    seen["full_tables"] = published_tables(home / "serving.duckdb")
     (inputs / "usage").mkdir()
     shutil.copy(DCGM, inputs / "usage" / DCGM.name)
     seen["new_file"] = _refresh(home, inputs)
@@ -117,6 +118,15 @@ def test_full_refresh_rebuilds_without_new_data(nothing_new: dict) -> None:
     assert full["run_id"] != nothing_new["first"]["run_id"] and full["publication"][0] == full["run_id"]
     assert full["runs"] == nothing_new["first"]["runs"] + 1
     assert full["status"]["message"] == "published" and "no_new_data" not in full["status"]
+
+
+def test_the_full_rebuild_publishes_identical_numbers(focus_home: dict, nothing_new: dict) -> None:
+    """The second build of the same inputs (in full, on a copy of the first's home) publishes every table
+    exactly as the first refresh did: the rebuild is deterministic."""
+    assert focus_home["ok"] and nothing_new["full"]["ok"]
+    first, second = focus_home["tables"], nothing_new["full_tables"]
+    assert first == second
+    assert len(first["ledger_focus"]) == 1000
 
 
 def test_a_new_file_rebuilds(nothing_new: dict) -> None:
