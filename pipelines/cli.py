@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import typer
@@ -98,17 +99,29 @@ def execute_refresh(
                                progress=progress, docs=docs)
 
 
-def _refresh_locked(paths: Home, inputs: Path, *, full_refresh: bool, backfill_from: str | None, backfill_to: str | None,
-                    engine: str, spark_master: str | None, progress: bool, docs: bool) -> tuple[bool, str, str]:
+def _refresh_locked(paths: Home, inputs: Path, **options: Any) -> tuple[bool, str, str]:
+    from pipelines.dbt_warm import warm_dbt
     from pipelines.outcome import record_no_new_data
-    from pipelines.refresh_state import affected_assets, plan_refresh, state_record
+    from pipelines.refresh_state import plan_refresh
 
     # Before Dagster and dbt are imported: a night without new data ends here, in about a second.
-    plan = plan_refresh(paths.root, inputs, engine, forced=bool(full_refresh or backfill_from or backfill_to))
+    forced = bool(options["full_refresh"] or options["backfill_from"] or options["backfill_to"])
+    plan = plan_refresh(paths.root, inputs, options["engine"], forced=forced)
     if plan.skip:
         record_no_new_data(paths.root, plan.last, plan.seconds)
         return True, str(plan.last.get("built_run_id") or plan.last.get("run_id")), ""
+    # dbt's process start (imports, schemas) runs from now on the other core, beside what precedes the build.
+    with warm_dbt(paths.root, paths.dbt_target, paths.logs / "dbt-warm.log"):
+        return _build(paths, inputs, plan, **options)
+
+
+def _build(paths: Home, inputs: Path, plan: Any, *, full_refresh: bool, backfill_from: str | None,
+           backfill_to: str | None, engine: str, spark_master: str | None, progress: bool,
+           docs: bool) -> tuple[bool, str, str]:
+    """The nightly job on what `plan` found changed (pipelines/refresh_state.py), in this process."""
     from pipelines.dbt_project import parse_manifest
+    from pipelines.outcome import new_run_log
+    from pipelines.refresh_state import affected_assets, state_record
 
     parse_manifest()  # re-parses only when the dbt project changed since the last parse
 
@@ -120,7 +133,7 @@ def _refresh_locked(paths: Home, inputs: Path, *, full_refresh: bool, backfill_f
     job = defs.resolve_job_def("nightly")
     # New inputs of some families: only what they affect runs (None: every asset).
     selection = None if plan.families is None else affected_assets(defs, plan.families)
-    log_path = _new_run_log(paths)
+    log_path = new_run_log(paths)
     record_start(paths.root, log_path)  # a refresh killed from here on is reported as interrupted
     loggers: dict = {"console": {"config": {"log_level": os.environ.get("GPU_LEDGER_LOG_LEVEL", "CRITICAL")}}}
     if progress:
@@ -150,18 +163,6 @@ def _refresh_locked(paths: Home, inputs: Path, *, full_refresh: bool, backfill_f
         profile = run_profile(instance, result.run_id, time.monotonic() - began)
     ok, reason = record_result(paths.root, result, profile, built_from=state_record(plan.state))
     return ok, result.run_id, reason
-
-
-def _new_run_log(paths: Home) -> Path:
-    """HOME/logs/run-<UTC time>-<pid>.log for this run; HOME/logs/last_run.log points at it."""
-    paths.logs.mkdir(exist_ok=True)
-    log_path = paths.logs / f"run-{datetime.now(UTC):%Y%m%dT%H%M%S.%fZ}-{os.getpid()}.log"
-    log_path.touch()
-    link = paths.run_log.with_name(f".{paths.run_log.name}.{os.getpid()}")
-    link.unlink(missing_ok=True)
-    link.symlink_to(log_path.name)
-    link.replace(paths.run_log)  # atomic: a reader sees the previous run's log or this one's
-    return log_path
 
 
 @app.command()

@@ -12,7 +12,8 @@ what the relative ledger path means.
 
 With GPU_LEDGER_DBT_SERVER set, the command runs in a warm dbt process instead of this one
 (`pipelines/dbt_server.py`: dbt already imported, ~2 CPU s less per command); same command, same
-streams, same exit code.
+streams, same exit code. Without it, a command `--in` a home where `gpu-ledger run` started its own
+warm dbt worker goes to that worker (`pipelines/dbt_warm.py`).
 """
 
 from __future__ import annotations
@@ -73,14 +74,18 @@ def run_dbt(args: list[str]) -> int:
 def main(argv: list[str] | None = None) -> None:
     """Change into `--in DIR` (when given first), then hand the remaining arguments to dbt."""
     args = list(sys.argv[1:] if argv is None else argv)
+    warm = None
     if args[:1] == ["--in"]:
         if len(args) < 2:
             sys.exit("gpu-ledger-dbt: --in needs a folder")
         os.chdir(args[1])
         args = args[2:]
+        from pipelines.dbt_warm import socket_in
+
+        warm = socket_in(Path.cwd())  # the refresh's own dbt worker, already warm (pipelines/dbt_warm.py)
     from pipelines.dbt_server import run_in_server
 
-    code = run_in_server(args)
+    code = run_in_server(args, str(warm) if warm else None)
     if code is None:
         code = run_dbt(args)
     sys.exit(code)

@@ -62,10 +62,11 @@ def _stream_fds() -> list[int]:
     return fds
 
 
-def run_in_server(args: list[str]) -> int | None:
-    """Run `dbt <args>` in the warm server named by GPU_LEDGER_DBT_SERVER; its exit code, or None when
-    there is no server to run it (the caller then runs dbt itself: nothing has started)."""
-    path = os.environ.get(ENV_VAR)
+def run_in_server(args: list[str], path: str | None = None) -> int | None:
+    """Run `dbt <args>` in the warm server named by GPU_LEDGER_DBT_SERVER (else at `path`: the refresh's
+    own worker, pipelines/dbt_warm.py); its exit code, or None when there is no server to run it or it
+    refuses the command (the caller then runs dbt itself: nothing has started)."""
+    path = os.environ.get(ENV_VAR) or path
     if not path:
         return None
     # The handlers go in before the child exists: a signal that comes between the server's fork and

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from warehouse.home import Home
 from warehouse.status import now_utc, read_status, write_attempt, write_status
 
 if TYPE_CHECKING:  # Dagster is imported by the runs it records, not by a refresh that ends with no new data
@@ -127,3 +129,15 @@ def record_result(home: Path, result: dg.ExecuteInProcessResult, profile: dict |
                             fallback="a blocking check failed before publication")
     record_failure(home, result.run_id, reason, profile)
     return False, reason
+
+
+def new_run_log(paths: Home) -> Path:
+    """HOME/logs/run-<UTC time>-<pid>.log for this run; HOME/logs/last_run.log points at it."""
+    paths.logs.mkdir(exist_ok=True)
+    log_path = paths.logs / f"run-{datetime.now(UTC):%Y%m%dT%H%M%S.%fZ}-{os.getpid()}.log"
+    log_path.touch()
+    link = paths.run_log.with_name(f".{paths.run_log.name}.{os.getpid()}")
+    link.unlink(missing_ok=True)
+    link.symlink_to(log_path.name)
+    link.replace(paths.run_log)  # atomic: a reader sees the previous run's log or this one's
+    return log_path

@@ -11,7 +11,6 @@ write the environment (tests/test_layout.py). `python -m tests.dbt_server SOCKET
 from __future__ import annotations
 
 import atexit
-import importlib
 import json
 import os
 import select
@@ -25,16 +24,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from pipelines.dbt_server import INT, read_exactly
+from pipelines.dbt_warm import warm_up
 
-# Imported once by the server, before it forks: dbt's CLI and what a build, test, seed or docs command
-# imports on its first use (found by diffing sys.modules around a sample build).
-PRELOAD = (
-    "dbt.cli.main", "dbt.task.build", "dbt.task.run", "dbt.task.test", "dbt.task.seed", "dbt.task.compile",
-    "dbt.task.docs.generate", "dbt.compilation", "dbt.parser.sql", "dbt.graph.thread_pool",
-    "dbt_common.clients.agate_helper", "dbt.adapters.duckdb", "dbt.adapters.duckdb.impl",
-    "dbt.adapters.duckdb.environments.local", "dbt.adapters.spark", "dbt.adapters.spark.impl",
-    "sqlparse", "daff", "babel.dates", "multiprocessing.dummy", "multiprocessing.pool",
-)
 _NO_CODE = 70  # EX_SOFTWARE: the child failed before dbt could give an exit code
 
 
@@ -122,12 +113,9 @@ def stats_path(sock: Path) -> Path:
 
 
 def serve(sock: Path) -> None:
-    """Import dbt, then fork a child per connection on `sock` until the parent process goes away."""
-    for name in PRELOAD:
-        try:
-            importlib.import_module(name)
-        except ImportError:  # an adapter that is not installed: its commands import it themselves
-            pass
+    """Import dbt (and build the schemas it validates with), then fork a child per connection on `sock`
+    until the parent process goes away."""
+    warm_up()  # what the refresh's own worker does first (pipelines/dbt_warm.py)
     if threading.active_count() != 1:  # a fork copies only the forking thread: say so if others exist
         print(f"dbt_server: {threading.active_count()} threads before forking", file=sys.stderr)
     parent = os.getppid()

@@ -1,0 +1,77 @@
+"""The refresh's own warm dbt worker (pipelines/dbt_warm.py): `gpu-ledger-dbt --in HOME` hands its command
+to it when the folder and environment are exactly the worker's (the ones dagster-dbt gives the build),
+gets dbt's output and exit code from it, and the worker ends; any other command is refused and runs
+in the caller as before; the worker never outlives the block that started it."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from pipelines.dbt_server import ENV_VAR
+from pipelines.dbt_warm import SOCKET_NAME, dbt_env, warm_dbt
+from tests.conftest import REPO
+from warehouse.home import DBT_DIR
+
+GPU_LEDGER_DBT = REPO / ".venv" / "bin" / "gpu-ledger-dbt"
+
+
+def _listening(home: Path, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 120
+    while not (home / SOCKET_NAME).is_socket():
+        assert proc.poll() is None and time.monotonic() < deadline, "the worker never listened"
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def no_session_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The test session's warm server takes every command when named; this worker stands in for it.
+    monkeypatch.delenv(ENV_VAR, raising=False)
+
+
+def test_the_build_command_runs_in_the_worker(no_session_server: None, tmp_path: Path) -> None:
+    target, log = tmp_path / "dbt-target", tmp_path / "logs" / "dbt-warm.log"
+    with warm_dbt(tmp_path, target, log) as proc:
+        assert proc is not None
+        _listening(tmp_path, proc)
+        done = subprocess.run([str(GPU_LEDGER_DBT), "--in", str(tmp_path), "--version"], env=dbt_env(target, DBT_DIR, DBT_DIR),
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr
+        assert "Core" in done.stdout  # dbt's own output, written by the worker on the caller's stdout
+        assert proc.wait(timeout=60) == 0  # one command served: the worker is done
+    assert "dbt_warm: running ['--version']" in log.read_text()
+    assert not (tmp_path / SOCKET_NAME).exists()
+
+
+def test_another_environment_is_refused_and_runs_in_the_caller(no_session_server: None, tmp_path: Path) -> None:
+    target, log = tmp_path / "dbt-target", tmp_path / "logs" / "dbt-warm.log"
+    with warm_dbt(tmp_path, target, log) as proc:
+        assert proc is not None
+        _listening(tmp_path, proc)
+        env = {**dbt_env(target, DBT_DIR, DBT_DIR), "DBT_INDIRECT_SELECTION": "empty"}
+        done = subprocess.run([str(GPU_LEDGER_DBT), "--in", str(tmp_path), "--version"], env=env,
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr
+        assert "Core" in done.stdout  # dbt ran all the same, in the caller
+        assert proc.wait(timeout=60) == 0
+    text = log.read_text()
+    assert "environment differs in DBT_INDIRECT_SELECTION" in text
+    assert "running" not in text
+
+
+def test_an_unused_worker_ends_with_the_block(no_session_server: None, tmp_path: Path) -> None:
+    with warm_dbt(tmp_path, tmp_path / "t", tmp_path / "logs" / "dbt-warm.log") as proc:
+        assert proc is not None
+        _listening(tmp_path, proc)
+    assert proc.poll() is not None
+    assert not (tmp_path / SOCKET_NAME).exists()
+
+
+def test_no_worker_when_the_session_server_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "elsewhere.sock"))
+    with warm_dbt(tmp_path, tmp_path / "t", tmp_path / "logs" / "dbt-warm.log") as proc:
+        assert proc is None
+    assert not (tmp_path / "logs" / "dbt-warm.log").exists()
