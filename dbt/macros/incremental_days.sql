@@ -122,11 +122,12 @@
 {# A pre-hook: when every day is rebuilt, DuckDB first empties the model, so a day no input holds any
    more leaves no rows behind (Spark overwrites the partitions rebuilt). A table built before the model
    had its day / watermark / key columns gets them here first: DuckDB cannot commit an alter of a table
-   after a delete from it in one transaction (the build's append_new_columns would come after). #}
-{% macro clear_when_history_changed(key_relation) -%}
+   after a delete from it in one transaction (the build's append_new_columns would come after).
+   `more_columns`: (name, type) of further columns the model adds, such as its build stamp. #}
+{% macro clear_when_history_changed(key_relation, more_columns=[]) -%}
     {%- if execute and is_incremental() and target.type != 'spark' and history_changed(key_relation) -%}
         {%- set names = adapter.get_columns_in_relation(this) | map(attribute='name') | map('lower') | list -%}
-        {%- for col, type in [(config.get('unique_key'), 'date'), ('x_loaded_at', 'timestamp'), ('x_history_key', 'string')]
+        {%- for col, type in [(config.get('unique_key'), 'date'), ('x_loaded_at', 'timestamp'), ('x_history_key', 'string')] + more_columns
                 if col not in names -%}
             alter table {{ this }} add column {{ col }} {{ type }};
         {% endfor -%}

@@ -3,6 +3,8 @@
 -- GPU bill lines on the host as resource, telemetry-seen GPUs of pools with no inventory and no bill)
 -- adds up to more than the host's physical GPUs in dim_physical_gpu. A bill resource billed twice in
 -- one hour, or a node counted by scontrol and by telemetry, shows up here.
+-- Reads every day (as assert_gpu_hour_in_one_pool): node hours and dim_physical_gpu change on days whose
+-- usage no build touched, so the usage rows' build stamp does not bound what changed.
 {{ config(meta={'dagster': {'ref': {'name': 'dim_physical_gpu'}}}) }}
 with gpus as (
     select {{ host_key('host') }} as host_key, count(*) as physical_gpus

@@ -48,24 +48,39 @@ runs as (
     from {{ ref('stg_benchmarks__media_batches') }}
 ),
 
+-- the runs priced in production: a run's GPU work lines carry `<run>#<8 characters of the event id>`
+-- (int_workload_cost_lines), so the run is the ref without its last '#' part; one equi-join instead of
+-- a LIKE per (run, line) pair, which compared every run with every line of its kind (9.1M pairs at 256
+-- GPUs x 30 days, growing with the square of the history)
+priced_runs as (
+    select distinct source_kind, regexp_replace(source_ref, '#[^#]*$', '') as ref
+    from lines
+    where basis = 'production' and source_kind in ('training_run', 'eval_run', 'media_batch')
+      and instr(source_ref, '#') > 0
+),
+
 check_runs as (
     select distinct runs.source_kind || ' priced over GPU bill line ' || ledger_gpu.x_charge_key as failure,
            runs.ref
     from runs
+    inner join priced_runs on priced_runs.source_kind = runs.source_kind and priced_runs.ref = runs.ref
     inner join ledger_gpu
         on ledger_gpu.x_workload_id = runs.workload_id
         and ledger_gpu.x_gpu_model = runs.gpu_model
         and ledger_gpu.ChargePeriodStart < runs.ended_at
         and ledger_gpu.ChargePeriodEnd > runs.started_at
-    where exists (
-        select 1 from lines
-        where lines.source_kind = runs.source_kind and lines.basis = 'production'
-          and lines.source_ref like runs.ref || '#%'
-    )
 ),
 
 -- a bill line's host keys as rows (macro bill_host_keys), one equi-join on (hour, key), as in
--- int_gpu_usage_hourly; a host with a '/' of its own keeps the general match (host_is_bill_resource)
+-- int_gpu_usage_hourly; a host with a '/' of its own keeps the general match (host_is_bill_resource).
+-- Usage of the days built since this check last passed (macro built_since_last_pass): the rule joins
+-- rows of one hour, and a bill line that is new, restated or gone rebuilds the usage days it covers
+-- (int_gpu_usage_hourly), so an hour whose usage no build touched since the pass is the one that passed.
+usage as (
+    select * from {{ ref('int_gpu_usage_hourly') }}
+    where {{ built_since_last_pass() }}
+),
+
 bill_host_keys as (
     {{ bill_host_keys(ref('int_gpu_billing_hours_mapped'), ['hour_start', 'pool_id']) }}
 ),
@@ -73,7 +88,7 @@ bill_host_keys as (
 check_fleet as (
     select distinct 'usage on bill host ' || usage.host || ' in pool ' || usage.pool_id
                || ', not the bill pool ' || bill.pool_id as failure, usage.gpu_key as ref
-    from {{ ref('int_gpu_usage_hourly') }} as usage
+    from usage
     inner join bill_host_keys as bill
         on bill.hour_start = usage.hour_start
         and bill.host_key = lower(usage.host)
@@ -81,7 +96,7 @@ check_fleet as (
     union
     select distinct 'usage on bill host ' || usage.host || ' in pool ' || usage.pool_id
                || ', not the bill pool ' || bill.pool_id, usage.gpu_key
-    from {{ ref('int_gpu_usage_hourly') }} as usage
+    from usage
     inner join {{ ref('int_gpu_billing_hours_mapped') }} as bill
         on bill.hour_start = usage.hour_start
         and {{ host_is_bill_resource('usage.host', 'bill.resource_id', 'bill.resource_name') }}

@@ -2,6 +2,8 @@
 -- run record, or unbilled, and exactly one of them (int_gpu_usage_unbilled); only the unbilled hours
 -- become GPU work (int_gpu_work_events) and rows of fct_off_bill_usage. Returns the days where the
 -- partition or the hand-over does not add up.
+-- Reads every day: int_gpu_usage_unbilled and fct_off_bill_usage carry no build stamp of their own, so
+-- which of their days changed is not known here; it aggregates per day, a small part of the build.
 {{ config(meta={'dagster': {'ref': {'name': 'fct_off_bill_usage'}}}) }}
 with hourly as (
     select cast(hour_start as date) as day, sum(allocated_gpu_hours) as allocated_gpu_hours

@@ -92,7 +92,7 @@ def _stamps(home: Path) -> dict[str, tuple]:
 def _usage_rows(home: Path) -> list[tuple]:
     con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
     try:
-        return con.execute("select * exclude (x_loaded_at) from intermediate.int_gpu_usage_hourly "
+        return con.execute("select * exclude (x_loaded_at, x_built_at) from intermediate.int_gpu_usage_hourly "
                            "order by all").fetchall()
     finally:
         con.close()

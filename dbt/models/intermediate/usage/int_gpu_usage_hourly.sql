@@ -4,7 +4,7 @@
     partition_by=gpu_ledger.day_partition_by('usage_date'),
     unique_key='usage_date',
     on_schema_change='append_new_columns',
-    pre_hook={"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_usage_history_key')) }}", "transaction": false}
+    pre_hook={"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_usage_history_key'), [('x_built_at', 'timestamp')]) }}", "transaction": false}
 ) }}
 -- GPU-hours per GPU (or MIG slice, or a node's GPUs when the scheduler does not say which) per hour
 -- and allocation. Grain: gpu_key x hour_start x allocation_key. Rules: docs/cost_model.md, "Physical GPUs".
@@ -410,6 +410,8 @@ final as (
              as decimal(38, 9)) as used_gpu_hours,
         cast(unioned.hour_start as date) as usage_date,
         {{ latest_file_load() }} as x_loaded_at,
+        -- when this build ran: a check reads only days built since it last passed (macros/check_scope.sql)
+        cast({{ dbt.current_timestamp() }} as timestamp) as x_built_at,
         (select max(x_history_key) from {{ ref('int_usage_history_key') }}) as x_history_key
     from unioned
     left join fleet
