@@ -3,11 +3,19 @@
 Readers never see a half-written file: the copy is built beside the target and swapped in with
 an atomic rename. A failed refresh leaves the last good copy and records why in
 `last_refresh.json`, which the dashboard shows next to the publication time.
+
+A refresh that rebuilt only what its new inputs affect starts the new file as a byte copy of the
+publication in place and rewrites only the marts it rebuilt (and the small bookkeeping tables): a
+mart it left as it was is already there, sorted. Writing a table through DuckDB costs per row and
+column (~30 ms per column of a 26k-row FOCUS table, compressed again on write); the file copy costs
+a sequential read and write of the file, at disk speed. So the publication follows what changed,
+not the size of the history.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -61,24 +69,36 @@ def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime
     the checks of the tables it left as they were did not run again; their outcomes are carried over
     from the publication in place, and the copy lists every check as a full refresh does.
     `rebuilt` (with `carry_checks`): the marts that run rebuilt; every other mart is the one the
-    publication in place was written from, so its published copy (sorted already) is copied as it is
-    instead of sorting the working table again. None: every mart is written from the working database."""
+    publication in place was written from, so the new file starts as a byte copy of that publication
+    and keeps those marts' tables as they are (sorted already, not written again); only the rebuilt marts
+    and the bookkeeping tables are replaced. None: every mart is written from the working database."""
     tmp = serving_path.with_name(f".{serving_path.name}.{os.getpid()}.tmp")
     _remove_stale_temp_copies(serving_path)  # this process's own leftovers too, before writing
+    carry = carry_checks and serving_path.exists()
+    if carry and rebuilt is not None:
+        # the publication in place is a closed, checkpointed file (written by this function, renamed in)
+        shutil.copyfile(serving_path, tmp)
     # An in-memory session attaches the ledger read-only and the new file read-write.
     con = duckdb.connect()
     counts: dict[str, int] = {}
-    carry = carry_checks and serving_path.exists()
     try:
         con.execute(f"attach '{db_path}' as ledger (read_only)")
         if carry:
             con.execute(f"attach '{serving_path}' as previous (read_only)")
         con.execute(f"attach '{tmp}' as serving")
-        kept = set(previous_tables(con)) - set(rebuilt or ()) if carry and rebuilt is not None else set()
-        for table in published_tables(con):
-            if table in kept:
-                con.execute(f'create table serving.main."{table}" as select * from previous.main."{table}"')
-            else:  # sorted by every column so the same inputs always give byte-identical contents
+        marts = published_tables(con)
+        kept = set(previous_tables(con)).intersection(marts) - set(rebuilt or ()) \
+            if carry and rebuilt is not None else set()
+        # the copy's other tables (rebuilt marts, bookkeeping, a mart no longer built) are written anew;
+        # a checkpoint returns their blocks to the file's free list before the new tables are written, so
+        # the file does not grow night after night
+        for (table,) in con.execute("select table_name from information_schema.tables where table_catalog = "
+                                    "'serving' and table_schema = 'main' and table_type = 'BASE TABLE'").fetchall():
+            if table not in kept:
+                con.execute(f'drop table serving.main."{table}"')
+        con.execute("checkpoint serving")
+        for table in marts:
+            if table not in kept:  # sorted by every column so the same inputs always give byte-identical contents
                 con.execute(f'create table serving.main."{table}" as select * from ledger.marts."{table}" order by all')
             counts[table] = con.execute(f'select count(*) from serving.main."{table}"').fetchone()[0]
         con.execute(
