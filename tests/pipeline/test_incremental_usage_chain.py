@@ -1,6 +1,9 @@
 """The usage chain is incremental by UTC day (int_gpu_usage_hourly: macros/incremental_days.sql), and
 exact: after each nightly refresh below, the publication and the model's rows equal a full refresh of
-the same inputs into a fresh home, and the model rewrote only the days the new files touch.
+the same inputs into a fresh home, and the model rewrote only the days the new files touch. So is the
+FOCUS export (int_focus_export_rows, by day of ChargePeriodStart): it rewrites the days whose splits
+changed, here the days of the GPU lines whose idle share moved and day 1, the day of the month's
+untagged credit, which is spread by each team's chargeback (idle cost included).
 
 One home, four refreshes of a small generated fleet (8 GPUs, 2025-04-01..03) plus hand-written files:
 1. days 1-2 (day 3's per-day files held back) and a lab host `gpu-lab-01` whose only telemetry is on
@@ -78,15 +81,19 @@ def _restated_day1_job(sacct_day1: Path) -> str:
     return "\n".join(out) + "\n"
 
 
-def _stamps(home: Path) -> dict[str, tuple]:
-    """Per usage_date: rows, oldest and newest x_loaded_at of int_gpu_usage_hourly."""
+def _stamps(home: Path, table: str = "int_gpu_usage_hourly", day: str = "usage_date") -> dict[str, tuple]:
+    """Per day: rows, oldest and newest x_loaded_at of an incremental model (default int_gpu_usage_hourly)."""
     con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
     try:
         return {str(d): (n, lo, hi) for d, n, lo, hi in con.execute(
-            "select usage_date, count(*), min(x_loaded_at), max(x_loaded_at) "
-            "from intermediate.int_gpu_usage_hourly group by usage_date order by usage_date").fetchall()}
+            f"select {day}, count(*), min(x_loaded_at), max(x_loaded_at) "
+            f"from intermediate.{table} group by {day} order by {day}").fetchall()}
     finally:
         con.close()
+
+
+def _export_stamps(home: Path) -> dict[str, tuple]:
+    return _stamps(home, "int_focus_export_rows", "x_charge_day")
 
 
 def _usage_rows(home: Path) -> list[tuple]:
@@ -129,11 +136,12 @@ def build_usage_chain(base: Path) -> dict:
         shutil.copytree(inputs, base / f"inputs-{name}")
         _refresh(full, base / f"inputs-{name}")
         steps[name] = {"stamps": _stamps(home), "rows": _usage_rows(home), "full_rows": _usage_rows(full),
+                       "export_stamps": _export_stamps(home),
                        "published": published_tables(home / "serving.duckdb"),
                        "full_published": published_tables(full / "serving.duckdb"), "lab_pools": _lab_pools(home)}
 
     _refresh(home, inputs)
-    steps["first"] = {"stamps": _stamps(home), "lab_pools": _lab_pools(home)}
+    steps["first"] = {"stamps": _stamps(home), "lab_pools": _lab_pools(home), "export_stamps": _export_stamps(home)}
     for rel in HELD:
         shutil.copy2(fleet / rel, inputs / rel)
     (inputs / "usage" / "sacct_late.txt").write_text(
@@ -187,6 +195,18 @@ def test_a_job_spanning_midnight_rebuilds_its_two_days_and_not_the_first(chain: 
 def test_a_restated_earlier_day_rebuilds_that_day_only(chain: dict) -> None:
     assert _rebuilt(chain["next_day"]["stamps"], chain["restated"]["stamps"]) == [DAY1]
     _assert_same(chain["restated"])
+
+
+def test_the_export_rebuilds_the_days_whose_splits_moved(chain: dict) -> None:
+    # first refresh: day 3's bill lines are there, its usage is not (no idle portion yet)
+    assert sorted(chain["first"]["export_stamps"]) == [DAY1, DAY2, DAY3]
+    # day 3's usage and the late job (days 2-3) move those days' idle shares; the month's chargeback moves
+    # with them, and the untagged credit on day 1 is spread by it
+    assert _rebuilt(chain["first"]["export_stamps"], chain["next_day"]["export_stamps"]) == [DAY1, DAY2, DAY3]
+    # the restated day-1 job: day 1 only (its idle shares, and the credit), days 2 and 3 keep their rows
+    assert _rebuilt(chain["next_day"]["export_stamps"], chain["restated"]["export_stamps"]) == [DAY1]
+    # the lab host is on no bill line: no line's idle share and no weight the credit is spread by moves
+    assert _rebuilt(chain["restated"]["export_stamps"], chain["pool_moved"]["export_stamps"]) == []
 
 
 def test_a_host_whose_pool_moves_over_history_rebuilds_its_earlier_days(chain: dict) -> None:

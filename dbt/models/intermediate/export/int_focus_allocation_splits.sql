@@ -28,6 +28,7 @@ with policies as (
 ledger as (
     select
         ledger.x_charge_key,
+        cast(ledger.ChargePeriodStart as date) as charge_day,
         cast(ledger.BillingPeriodStart as date) as billing_period_start,
         ledger.BillingCurrency as currency,
         ledger.x_team,
@@ -203,6 +204,7 @@ targets as (
 ranked as (
     select
         targets.*,
+        ledger.charge_day,
         ledger.idle_share,
         cast(case when targets.portion = 'idle' then ledger.idle_share else 1 - ledger.idle_share end as decimal(18, 12))
             as portion_fraction,
@@ -217,7 +219,7 @@ ranked as (
 final as (
     select
         x_charge_key, portion, team_id, workload_id,
-        method, weight, weight_total, share, share_rank, idle_share, portion_fraction, parts_of_line
+        method, weight, weight_total, share, share_rank, idle_share, portion_fraction, parts_of_line, charge_day
     from ranked
 )
 
