@@ -18,8 +18,12 @@ warm dbt worker goes to that worker (`pipelines/dbt_warm.py`).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import subprocess
 import sys
+import threading
 from pathlib import Path
 
 # The vars every in-home dbt command passes (build, docs, and the parse `gpu-ledger prepare` runs):
@@ -45,8 +49,58 @@ def _target_path() -> Path:
     return project / (getattr(flags, "TARGET_PATH", None) or "target")
 
 
+def stop_spark(stop_context: bool = True, grace_s: float = 60.0) -> None:
+    """End the Spark driver JVM this process started (dbt-spark's session mode) and reap it; nothing
+    when it started none.
+
+    pyspark starts the JVM as this process's child with a pipe on its stdin, and the JVM exits when
+    that pipe closes. Left to this process's exit, the JVM outlived dbt (reparented to init, its CPU
+    counted by nobody). So: stop the SparkContext (a cluster releases the application's executors),
+    close the pipe, wait for the JVM. `stop_context=False` skips the py4j call (from a signal handler
+    or a watcher thread, where dbt's own calls may hold the gateway): the JVM's shutdown hook stops it."""
+    module = sys.modules.get("pyspark.core.context") or sys.modules.get("pyspark.context")
+    if module is None:
+        return
+    context, gateway = module.SparkContext._active_spark_context, module.SparkContext._gateway
+    if stop_context and context is not None:
+        with contextlib.suppress(Exception):  # a JVM already gone: closing the pipe below still reaps it
+            context.stop()
+    proc = getattr(gateway, "proc", None)
+    if proc is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        proc.stdin.close()
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _end_by(signum: int, _frame: object) -> None:
+    """SIGTERM or SIGHUP: end the Spark driver, then end by the signal as a dbt process would."""
+    stop_spark(stop_context=False)
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
 def run_dbt(args: list[str]) -> int:
-    """dbt's CLI on `args` in this process; dbt's exit code (0 done, 1 failures, 2 unhandled error)."""
+    """dbt's CLI on `args` in this process; dbt's exit code (0 done, 1 failures, 2 unhandled error).
+    The Spark driver JVM dbt started ends with the command (`stop_spark`), also on SIGTERM or SIGHUP."""
+    previous: dict[int, object] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(signum) is signal.SIG_DFL:  # someone else's handler stays theirs
+                previous[signum] = signal.signal(signum, _end_by)
+    try:
+        return _run_dbt(args)
+    finally:
+        stop_spark()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _run_dbt(args: list[str]) -> int:
     if args[:1] == [RUN_RESULTS_ONLY]:
         from dbt.cli.main import dbtRunner  # dbt's programmatic entry: the same command, its result kept
 

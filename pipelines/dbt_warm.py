@@ -134,6 +134,9 @@ def _watch_caller(conn: socket.socket, finished: threading.Event) -> None:
         except OSError:
             pass
         if not finished.is_set():
+            from pipelines.dbt_entry import stop_spark
+
+            stop_spark(stop_context=False)  # a Spark driver JVM ends with its dbt, not after it
             os.kill(os.getpid(), signal.SIGKILL)
 
     threading.Thread(target=watch, name="caller-watch", daemon=True).start()

@@ -255,7 +255,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         # Not in either figure above: the dbt commands ran as the warm server's children.
         ran = dbt_server.stats(_DBT_SERVER[0][1])
         terminalreporter.write_line(f"dbt commands run by the warm dbt server: {ran.get('commands', 0):.0f}, "
-                                    f"CPU s: {ran.get('cpu_s', 0.0):.1f} (Spark's JVM not included)")
+                                    f"CPU s: {ran.get('cpu_s', 0.0):.1f} (with the Spark driver JVMs they reaped)")
     if MODULE_CPU:
         # A fixture job the pytest process ran itself counts in the module that first asked for it.
         terminalreporter.write_sep("-", "tests in the pytest process: CPU s by test module (the 15 largest)")
