@@ -52,7 +52,7 @@ JOBS: dict[str, tuple[str, tuple[str, ...], float]] = {
     "e2e_unreadable": ("tests.pipeline.test_e2e:build_unreadable", (), 1),
     "incremental": ("tests.pipeline.test_incremental:build_refreshes", (), 4),
     "next_day": ("tests.pipeline.test_next_day:build_next_day", (), 3),
-    "usage_chain": ("tests.pipeline.test_incremental_usage_chain:build_usage_chain", (), 7),
+    "usage_chain": ("tests.pipeline.test_incremental_usage_chain:build_usage_chain", (), 9),
     "secret_run": ("tests.security.test_secrets:build_secret_run", (), 1),
     "spark_run": ("tests.spark.test_spark_lane:build_spark_run", ("sample_run",), 8),
     "chargeback_basis": ("tests.dbt.test_chargeback_basis:build_home", (), 1),

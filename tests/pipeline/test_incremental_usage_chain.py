@@ -1,25 +1,34 @@
-"""The usage chain is incremental by UTC day (int_gpu_usage_hourly: macros/incremental_days.sql), and
-exact: after each nightly refresh below, the publication and the model's rows equal a full refresh of
-the same inputs into a fresh home, and the model rewrote only the days the new files touch. So is the
+"""The usage chain is incremental by UTC day (int_gpu_usage_hourly, int_gpu_usage_unbilled:
+macros/incremental_days.sql), and exact: after each nightly refresh below, the publication and the
+models' rows equal a full refresh of the same inputs into a fresh home, and each model rewrote only
+the days its changed inputs touch. So is the
 FOCUS export (int_focus_export_rows, by day of ChargePeriodStart): it rewrites the days whose splits
 changed, here the days of the GPU lines whose idle share moved and day 1, the day of the month's
 untagged credit, which is spread by each team's chargeback (idle cost included).
 
-One home, four refreshes of a small generated fleet (8 GPUs, 2025-04-01..03) plus hand-written files:
-1. days 1-2 (day 3's per-day files held back) and a lab host `gpu-lab-01` whose only telemetry is on
-   day 1 (no job ever ran on it: its pool is `telemetry:gpu-lab-01`);
+One home, five refreshes of a small generated fleet (8 GPUs, 2025-04-01..03) plus hand-written files:
+1. days 1-2 (day 3's per-day files held back), a lab host `gpu-lab-01` whose only telemetry is on
+   day 1 (no job ever ran on it: its pool is `telemetry:gpu-lab-01`), and a lab bill of its own
+   account: two GPU lines of a reservation that is no host, day 1 05:00-06:00 and day 2 22:00-23:00;
 2. day 3's files and a late accounting file with a job on a host of its own (`gpu-lab-02`, so it
    adds no GPU-hour to a full host) from day 2 22:00 to day 3 02:00 (spans midnight): days 2 and 3
    are rebuilt, day 1 is not;
 3. a restated accounting file for day 1 (one day-1 job ends an hour earlier): day 1 only;
 4. a job of cluster `lab-b` on gpu-lab-01 on day 3: the host's pool over all history becomes
    `slurm:lab-b`, which moves its day-1 telemetry: day 3 (the job) and day 1 (the host's telemetry)
-   are rebuilt, day 2 is not.
+   are rebuilt, day 2 is not;
+5. the lab bill re-delivered without its day-2 line, and a day-3 media batch restated to end 30
+   minutes earlier: int_gpu_usage_hourly rebuilds day 1 (the delivery's remaining line), and
+   int_gpu_usage_unbilled days 1, 2 (where the line gone ran) and 3 (the batch).
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -81,6 +90,48 @@ def _restated_day1_job(sacct_day1: Path) -> str:
     return "\n".join(out) + "\n"
 
 
+def _lab_bill(aws_bill: Path, day2_line: bool = True) -> str:
+    """A FOCUS file of a lab billing account (its own delivery): GPU lines of reservation
+    `lab-reservation-1` (no host), tagged to search-embed, day 1 05:00-06:00 and (`day2_line`) day 2
+    22:00-23:00; each a copy of the generated AWS bill's first GPU line with those fields changed."""
+    with aws_bill.open(newline="") as f:
+        reader = csv.DictReader(f)
+        template = next(r for r in reader if r["ChargeCategory"] == "Usage" and r["x_InstanceType"])
+        columns = reader.fieldnames or []
+    periods = [(f"{DAY1}T05:00:00Z", f"{DAY1}T06:00:00Z")]
+    if day2_line:
+        periods.append((f"{DAY2}T22:00:00Z", f"{DAY2}T23:00:00Z"))
+    out = io.StringIO()
+    writer = csv.DictWriter(out, columns, lineterminator="\n")
+    writer.writeheader()
+    for start, end in periods:
+        writer.writerow({**template, "ChargePeriodStart": start, "ChargePeriodEnd": end,
+                         "BillingAccountId": "999000999000", "BillingAccountName": "GPU Ledger Lab",
+                         "SubAccountId": "999000999001", "SubAccountName": "lab", "InvoiceId": "INV-LAB-2025-04",
+                         "ResourceId": "lab-reservation-1", "ResourceName": "",
+                         "Tags": json.dumps({"team": "platform", "workload": "search-embed"})})
+    return out.getvalue()
+
+
+def _restated_day3_batch(batches: Path) -> str:
+    """The media batches with the first that starts and ends on day 3 before 23:00 ending 30 minutes
+    earlier (and its GPU-hours with it)."""
+    with batches.open(newline="") as f:
+        reader = csv.DictReader(f)
+        rows, columns = list(reader), reader.fieldnames or []
+    batch = next(r for r in rows if r["started_at"].startswith(DAY3) and r["ended_at"].startswith(DAY3)
+                 and r["ended_at"][11:13] < "23" and r["ended_at"][14:16] >= "30")
+    batch["ended_at"] = f"{batch['ended_at'][:14]}{int(batch['ended_at'][14:16]) - 30:02d}{batch['ended_at'][16:]}"
+    # its GPU-hours follow (GPUs x hours), else the batch is quarantined as implausible
+    minutes = (datetime.fromisoformat(batch["ended_at"]) - datetime.fromisoformat(batch["started_at"])).seconds / 60
+    batch["gpu_hours"] = f"{int(batch['gpu_count']) * minutes / 60:.2f}"
+    out = io.StringIO()
+    writer = csv.DictWriter(out, columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
 def _stamps(home: Path, table: str = "int_gpu_usage_hourly", day: str = "usage_date") -> dict[str, tuple]:
     """Per day: rows, oldest and newest x_loaded_at of an incremental model (default int_gpu_usage_hourly)."""
     con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
@@ -94,6 +145,19 @@ def _stamps(home: Path, table: str = "int_gpu_usage_hourly", day: str = "usage_d
 
 def _export_stamps(home: Path) -> dict[str, tuple]:
     return _stamps(home, "int_focus_export_rows", "x_charge_day")
+
+
+def _unbilled_stamps(home: Path) -> dict[str, tuple]:
+    return _stamps(home, "int_gpu_usage_unbilled", "day")
+
+
+def _unbilled_rows(home: Path) -> list[tuple]:
+    con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
+    try:
+        return con.execute("select * exclude (x_loaded_at) from intermediate.int_gpu_usage_unbilled "
+                           "order by all").fetchall()
+    finally:
+        con.close()
 
 
 def _usage_rows(home: Path) -> list[tuple]:
@@ -128,6 +192,8 @@ def build_usage_chain(base: Path) -> dict:
     for rel in HELD:
         (inputs / rel).unlink()
     (inputs / "usage" / "dcgm_lab_2025-04-01.csv").write_text(_lab_telemetry(fleet / "usage" / f"dcgm_{DAY1}.csv"))
+    lab_bill = inputs / "billing" / "focus_lab_2025-04.csv"
+    lab_bill.write_text(_lab_bill(fleet / "billing" / "focus_aws_2025-04.csv"))
     steps: dict[str, dict] = {}
 
     def step(name: str) -> None:
@@ -136,12 +202,14 @@ def build_usage_chain(base: Path) -> dict:
         shutil.copytree(inputs, base / f"inputs-{name}")
         _refresh(full, base / f"inputs-{name}")
         steps[name] = {"stamps": _stamps(home), "rows": _usage_rows(home), "full_rows": _usage_rows(full),
-                       "export_stamps": _export_stamps(home),
+                       "export_stamps": _export_stamps(home), "unbilled_stamps": _unbilled_stamps(home),
+                       "unbilled_rows": _unbilled_rows(home), "full_unbilled_rows": _unbilled_rows(full),
                        "published": published_tables(home / "serving.duckdb"),
                        "full_published": published_tables(full / "serving.duckdb"), "lab_pools": _lab_pools(home)}
 
     _refresh(home, inputs)
-    steps["first"] = {"stamps": _stamps(home), "lab_pools": _lab_pools(home), "export_stamps": _export_stamps(home)}
+    steps["first"] = {"stamps": _stamps(home), "lab_pools": _lab_pools(home), "export_stamps": _export_stamps(home),
+                      "unbilled_stamps": _unbilled_stamps(home)}
     for rel in HELD:
         shutil.copy2(fleet / rel, inputs / rel)
     (inputs / "usage" / "sacct_late.txt").write_text(
@@ -155,6 +223,11 @@ def build_usage_chain(base: Path) -> dict:
         SACCT_HEADER + "|Cluster\n" + _sacct_job("5100002", "gpu-lab-01", f"{DAY3}T09:00:00", f"{DAY3}T11:00:00",
                                                  "02:00:00", "lab-b") + "\n")
     step("pool_moved")
+    # a re-delivery replaces the lab account's month in place; the batch file is restated in place too
+    lab_bill.write_text(_lab_bill(fleet / "billing" / "focus_aws_2025-04.csv", day2_line=False))
+    (inputs / "benchmarks" / "media_batches.csv").write_text(
+        _restated_day3_batch(fleet / "benchmarks" / "media_batches.csv"))
+    step("restated_cover")
     return steps
 
 
@@ -174,9 +247,15 @@ def _rebuilt(before: dict, after: dict) -> list[str]:
     return rebuilt
 
 
-def _assert_same(step: dict) -> None:
-    assert_same_tables(step["published"], step["full_published"])
+def _assert_same(step: dict, load_history: bool = True) -> None:
+    """Publication and models equal a full refresh; `load_history` False leaves out source_files, the
+    list of landed file versions, when files were replaced in place (the nightly home landed both)."""
+    keep = (lambda t: True) if load_history else (lambda t: t != "source_files")
+    assert_same_tables({t: r for t, r in step["published"].items() if keep(t)},
+                       {t: r for t, r in step["full_published"].items() if keep(t)})
     assert_same_rows(step["rows"], step["full_rows"], "int_gpu_usage_hourly (incremental against full)")
+    assert_same_rows(step["unbilled_rows"], step["full_unbilled_rows"],
+                     "int_gpu_usage_unbilled (incremental against full)")
 
 
 def test_first_refresh_holds_days_one_and_two_and_the_lab_host_in_its_own_pool(chain: dict) -> None:
@@ -189,11 +268,16 @@ def test_a_job_spanning_midnight_rebuilds_its_two_days_and_not_the_first(chain: 
     after = chain["next_day"]["stamps"]
     # days after day 3 are new: day-3 jobs running past midnight
     assert _rebuilt(chain["first"]["stamps"], after) == [DAY2, DAY3] + [d for d in sorted(after) if d > DAY3]
+    # the unbilled split follows the days the usage chain rebuilt (no bill line or run changed)
+    unbilled = chain["next_day"]["unbilled_stamps"]
+    assert _rebuilt(chain["first"]["unbilled_stamps"], unbilled) == [DAY2, DAY3] + [d for d in sorted(unbilled)
+                                                                                    if d > DAY3]
     _assert_same(chain["next_day"])
 
 
 def test_a_restated_earlier_day_rebuilds_that_day_only(chain: dict) -> None:
     assert _rebuilt(chain["next_day"]["stamps"], chain["restated"]["stamps"]) == [DAY1]
+    assert _rebuilt(chain["next_day"]["unbilled_stamps"], chain["restated"]["unbilled_stamps"]) == [DAY1]
     _assert_same(chain["restated"])
 
 
@@ -215,4 +299,14 @@ def test_a_host_whose_pool_moves_over_history_rebuilds_its_earlier_days(chain: d
     # on the host over all history): day 1 is rebuilt for it, day 2 (nothing of the host) is not
     assert step["lab_pools"] == [(DAY1, "slurm:lab-b")]
     assert _rebuilt(chain["restated"]["stamps"], step["stamps"]) == [DAY1, DAY3]
+    assert _rebuilt(chain["restated"]["unbilled_stamps"], step["unbilled_stamps"]) == [DAY1, DAY3]
     _assert_same(step)
+
+
+def test_a_restated_bill_line_or_run_rebuilds_the_days_it_ran_on(chain: dict) -> None:
+    before, step = chain["pool_moved"], chain["restated_cover"]
+    # the re-delivered lab bill keeps its day-1 line: the usage chain rebuilds the hours of its lines
+    assert _rebuilt(before["stamps"], step["stamps"]) == [DAY1]
+    # the split also rebuilds day 2, where the dropped line ran, and day 3, where the batch ran
+    assert _rebuilt(before["unbilled_stamps"], step["unbilled_stamps"]) == [DAY1, DAY2, DAY3]
+    _assert_same(step, load_history=False)

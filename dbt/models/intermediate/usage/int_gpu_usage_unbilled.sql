@@ -1,3 +1,12 @@
+{{ config(
+    materialized='incremental',
+    incremental_strategy=gpu_ledger.day_incremental_strategy(),
+    partition_by=gpu_ledger.day_partition_by('day'),
+    unique_key='day',
+    on_schema_change='append_new_columns',
+    pre_hook={"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_usage_history_key'), [('x_cover_digest', 'string')]) }}",
+              "transaction": false}
+) }}
 -- GPU-hours from schedulers (Slurm, Kubernetes) and telemetry (DCGM, nvidia-smi) split into the
 -- hours something else already prices and the hours nothing prices yet. Grain: usage source row
 -- (a job, or a GPU seen only in telemetry) x UTC day x team x workload x GPU model.
@@ -13,9 +22,50 @@
 -- allocated = bill_covered + run_covered + unbilled on every row (assert_usage_hours_partitioned).
 -- The site (registry policies owned_hardware.sites, usage_providers; int_gpu_sites) says where the
 -- pool runs: owned hardware, or a rented provider with no bill line.
+-- Incremental by UTC day (macros/incremental_days.sql): every rule above reads rows of one hour (usage,
+-- the bill lines and runs running in it) and the pool's site, so a run rebuilds the days that
+--   int_gpu_usage_hourly rebuilt since this model's watermark x_loaded_at, or that it holds no allocated
+--   hour of any more (a restated job that moved away leaves no row to stamp);
+--   have a cover digest (GPU bill lines and run records running on the day, macros/usage_cover.sql)
+--   other than the one stored on their rows: a new, restated or removed bill line or run rebuilds the
+--   days it ran on, not every day of its file (a re-delivered month, a restated run);
+--   hold a pool whose site (int_gpu_pool_sites) is not the one stored on its rows;
+-- and the backfill window. The other history-wide inputs (the registry with its site policies, the
+-- usage models' SQL) are int_usage_history_key: when it changes, every day is rebuilt.
+{%- if is_incremental() %}
+    {%- set watermark = "(select coalesce(max(x_loaded_at), cast('1900-01-01' as timestamp)) from " ~ this ~ ")" %}
+    {%- set changed_days_sql %}
+        with hourly_days as (
+            select usage_date, max(x_loaded_at) as x_loaded_at,
+                   max(case when allocated_gpu_hours > 0 then 1 else 0 end) as has_allocated
+            from {{ ref('int_gpu_usage_hourly') }}
+            group by usage_date
+        ),
+        stored_days as (
+            select distinct day, x_cover_digest from {{ this }}
+        )
+        select usage_date from hourly_days where x_loaded_at > {{ watermark }}
+        union
+        select stored_days.day from stored_days
+        left join hourly_days on hourly_days.usage_date = stored_days.day and hourly_days.has_allocated = 1
+        where hourly_days.usage_date is null
+        union
+        select stored_days.day from stored_days
+        left join ({{ usage_cover_digests({'all': true, 'days': []}) }}) as cover on cover.day = stored_days.day
+        where stored_days.x_cover_digest is distinct from cover.cover_digest
+        union
+        select distinct u.day from {{ this }} as u
+        left join {{ ref('int_gpu_pool_sites') }} as sites on sites.pool_id = u.pool_id
+        where u.site is distinct from sites.site or u.is_owned_site <> coalesce(sites.is_owned, false)
+           or u.provider is distinct from sites.provider or u.pricing_category is distinct from sites.pricing_category
+    {%- endset %}
+    {%- set plan = history_days(changed_days_sql, ref('int_usage_history_key')) %}
+{%- else %}
+    {%- set plan = {'all': true, 'days': []} %}
+{%- endif %}
 with usage as (
     select * from {{ ref('int_gpu_usage_hourly') }}
-    where allocated_gpu_hours > 0
+    where allocated_gpu_hours > 0 and {{ in_plan('hour_start', plan) }}
 ),
 
 bill_lines as (
@@ -29,14 +79,17 @@ bill_lines as (
     from {{ ref('ledger_focus') }}
     where ChargeCategory = 'Usage' and x_gpu_model is not null and x_gpu_hours is not null
       and ChargePeriodEnd > ChargePeriodStart
+      and {{ overlaps_plan('ChargePeriodStart', 'ChargePeriodEnd', plan) }}
 ),
 
 runs as (
-    select workload_id, gpu_model, started_at, ended_at from {{ ref('stg_benchmarks__training_runs') }}
-    union all
-    select workload_id, gpu_model, started_at, ended_at from {{ ref('stg_benchmarks__eval_runs') }}
-    union all
-    select workload_id, gpu_model, started_at, ended_at from {{ ref('stg_benchmarks__media_batches') }}
+    select workload_id, gpu_model, start_at, end_at
+    from ({{ usage_cover_lines(plan) }}) as lines
+    where kind = 'run'
+),
+
+cover_digests as (
+    {{ usage_cover_digests(plan) }}
 ),
 
 -- A usage hour is bill-covered when a GPU bill line running in that hour names its host (ResourceName,
@@ -84,8 +137,8 @@ run_covered as (
     inner join runs
         on runs.workload_id = usage.workload_id
         and runs.gpu_model = usage.gpu_model
-        and runs.started_at < usage.hour_start + interval 1 hour
-        and runs.ended_at > usage.hour_start
+        and runs.start_at < usage.hour_start + interval 1 hour
+        and runs.end_at > usage.hour_start
 ),
 
 site_match as (
@@ -144,9 +197,13 @@ final as (
         site_match.site,
         coalesce(site_match.is_owned, false) as is_owned_site,
         site_match.provider,
-        site_match.pricing_category
+        site_match.pricing_category,
+        cover_digests.cover_digest as x_cover_digest,
+        {{ latest_file_load() }} as x_loaded_at,
+        (select max(x_history_key) from {{ ref('int_usage_history_key') }}) as x_history_key
     from daily
     left join site_match on site_match.pool_id = daily.pool_id
+    left join cover_digests on cover_digests.day = daily.day
 )
 
 select * from final

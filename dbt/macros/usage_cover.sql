@@ -1,0 +1,48 @@
+{#- What covers a usage hour before it is unbilled (int_gpu_usage_unbilled): GPU bill lines of the ledger
+   and run records (training and eval runs, media batches).
+
+   usage_cover_lines(plan): one row per GPU bill line and run record that overlaps a day of `plan`
+   (macros/incremental_days.sql; every line in a full build): kind, the fields the coverage rules read
+   (resource id and name in lower case, workload, GPU model) and the interval [start_at, end_at).
+   A line covers the hours hour_buckets gives it (start_at < hour + 1 hour and end_at > hour): the
+   digest's days are exactly the days of the hours it can cover.
+
+   usage_cover_digests(plan): per UTC day of the plan, `cover_digest`, an md5 over the distinct cover
+   lines running on that day (every field the rules read, as text). The model stores it on each row of
+   the day; a later run rebuilds the days whose digest is not the stored one: a new, restated or
+   removed bill line or run record changes exactly the digests of the days it ran on, whatever file
+   it came from (a re-delivered month with one line changed rebuilds that line's days). -#}
+{% macro usage_cover_lines(plan) -%}
+    select 'bill' as kind, lower(ResourceId) as resource_id, lower(ResourceName) as resource_name,
+           x_workload_id as workload_id, x_gpu_model as gpu_model,
+           ChargePeriodStart as start_at, ChargePeriodEnd as end_at
+    from {{ ref('ledger_focus') }}
+    where ChargeCategory = 'Usage' and x_gpu_model is not null and x_gpu_hours is not null
+      and ChargePeriodEnd > ChargePeriodStart
+      and {{ gpu_ledger.overlaps_plan('ChargePeriodStart', 'ChargePeriodEnd', plan) }}
+    union all
+    select 'run', cast(null as string), cast(null as string), workload_id, gpu_model, started_at, ended_at
+    from (
+        select workload_id, gpu_model, started_at, ended_at from {{ ref('stg_benchmarks__training_runs') }}
+        union all
+        select workload_id, gpu_model, started_at, ended_at from {{ ref('stg_benchmarks__eval_runs') }}
+        union all
+        select workload_id, gpu_model, started_at, ended_at from {{ ref('stg_benchmarks__media_batches') }}
+    ) as runs
+    -- a run without a workload or GPU model covers no hour (the coverage joins on both)
+    where workload_id is not null and gpu_model is not null
+      and {{ gpu_ledger.overlaps_plan('started_at', 'ended_at', plan) }}
+{%- endmacro %}
+
+{% macro usage_cover_digests(plan) -%}
+    select cast(h as date) as day, md5({{ gpu_ledger.sorted_distinct_join('line', ',') }}) as cover_digest
+    from (
+        select {{ gpu_ledger.hour_buckets('lines.start_at', 'lines.end_at') }} as h,
+               concat_ws('|', lines.kind, coalesce(lines.resource_id, '~'), coalesce(lines.resource_name, '~'),
+                         coalesce(lines.workload_id, '~'), lines.gpu_model, cast(lines.start_at as string),
+                         cast(lines.end_at as string)) as line
+        from ({{ gpu_ledger.usage_cover_lines(plan) }}) as lines
+    ) as line_hours
+    where {{ gpu_ledger.in_plan('h', plan) }}
+    group by cast(h as date)
+{%- endmacro %}
