@@ -133,4 +133,8 @@ def connect_ledger(db_path: Path) -> duckdb.DuckDBPyConnection:
     """The single writer connection to the working database; close it before dbt runs."""
     con = duckdb.connect(str(db_path))
     con.execute(f"set memory_limit='{DUCKDB_MEMORY_LIMIT}'")
+    # Load and check times (`current_timestamp::timestamp`) are compared with dbt's build stamps as
+    # watermarks: both in UTC (dbt/profiles.yml sets the same), never the machine's local time, which
+    # steps back an hour when daylight saving ends.
+    con.execute("set TimeZone='UTC'")
     return con
