@@ -51,7 +51,7 @@ _SCHEMA_CLASSES = (
     ("dbt.adapters.duckdb.credentials", ("DuckDBCredentials",)),
 )
 SOCKET_NAME = ".dbt-warm.sock"  # in the home; relative to it (a socket path is limited to 107 bytes)
-_NO_CODE = 70  # EX_SOFTWARE: the command failed before dbt could give an exit code
+NO_CODE = 70  # EX_SOFTWARE: the command failed before dbt could give an exit code
 
 
 def warm_up() -> None:
@@ -117,6 +117,14 @@ def socket_in(folder: Path) -> Path | None:
     return Path(SOCKET_NAME) if (folder / SOCKET_NAME).is_socket() else None
 
 
+def receive_request(conn: socket.socket) -> tuple[dict, list[int]]:
+    """One command as `pipelines/dbt_server.py` sends it: (the request: args, cwd, env; the caller's
+    stdin, stdout and stderr as file descriptors)."""
+    msg, fds, _flags, _addr = socket.recv_fds(conn, INT.size, 3)
+    size = INT.unpack(msg + (read_exactly(conn, INT.size - len(msg)) or b""))[0]
+    return json.loads(read_exactly(conn, size) or b"null"), fds
+
+
 def _refusal(request: dict) -> str | None:
     """Why this process may not run the request as the new process it stands in for (None: it may)."""
     if request.get("cwd") != os.getcwd():
@@ -126,8 +134,9 @@ def _refusal(request: dict) -> str | None:
     return f"environment differs in {', '.join(differ)}" if differ else None
 
 
-def _watch_caller(conn: socket.socket, finished: threading.Event) -> None:
-    """End this process the moment its caller goes away (the caller's end of the socket closes)."""
+def watch_caller(conn: socket.socket, finished: threading.Event) -> None:
+    """End this process the moment its caller goes away (the caller's end of the socket closes), unless
+    `finished` is set: a warm dbt whose caller was killed leaves no dbt behind (also the test server's)."""
     def watch() -> None:
         try:
             conn.recv(1)
@@ -144,11 +153,9 @@ def _watch_caller(conn: socket.socket, finished: threading.Event) -> None:
 
 def _serve(conn: socket.socket) -> NoReturn:
     """Run the one command sent on `conn` on the caller's streams, or refuse it; then exit."""
-    code, finished = _NO_CODE, threading.Event()
+    code, finished = NO_CODE, threading.Event()
     try:
-        msg, fds, _flags, _addr = socket.recv_fds(conn, INT.size, 3)
-        size = INT.unpack(msg + (read_exactly(conn, INT.size - len(msg)) or b""))[0]
-        request = json.loads(read_exactly(conn, size) or b"null")
+        request, fds = receive_request(conn)
         reason = _refusal(request)
         if reason is not None:  # the caller gets no pid and runs dbt itself
             print(f"dbt_warm: refused {request.get('args')}: {reason}", file=sys.stderr, flush=True)
@@ -162,7 +169,7 @@ def _serve(conn: socket.socket) -> NoReturn:
             os.dup2(fd, target)
             os.close(fd)
         conn.sendall(INT.pack(os.getpid()))
-        _watch_caller(conn, finished)
+        watch_caller(conn, finished)
         from pipelines.dbt_entry import run_dbt  # what `gpu-ledger-dbt` runs when nothing answers
 
         code = run_dbt(request["args"])

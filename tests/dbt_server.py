@@ -14,7 +14,6 @@ import atexit
 import json
 import os
 import select
-import signal
 import socket
 import subprocess
 import sys
@@ -23,26 +22,8 @@ import traceback
 from pathlib import Path
 from typing import NoReturn
 
-from pipelines.dbt_server import INT, read_exactly
-from pipelines.dbt_warm import warm_up
-
-_NO_CODE = 70  # EX_SOFTWARE: the child failed before dbt could give an exit code
-
-
-def _watch_caller(conn: socket.socket, finished: threading.Event) -> None:
-    """Kill this child the moment its caller goes away (the caller's end of the socket closes)."""
-    def watch() -> None:
-        try:
-            conn.recv(1)
-        except OSError:
-            pass
-        if not finished.is_set():
-            from pipelines.dbt_entry import stop_spark
-
-            stop_spark(stop_context=False)  # a Spark driver JVM ends with its dbt, not after it
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    threading.Thread(target=watch, name="caller-watch", daemon=True).start()
+from pipelines.dbt_server import INT
+from pipelines.dbt_warm import NO_CODE, receive_request, warm_up, watch_caller
 
 
 def _run_dbt(args: list[str]) -> int:
@@ -53,11 +34,9 @@ def _run_dbt(args: list[str]) -> int:
 
 def _child(conn: socket.socket) -> NoReturn:
     """One dbt command in a forked child: the caller's streams, folder and environment, then dbt."""
-    code, finished = _NO_CODE, threading.Event()
+    code, finished = NO_CODE, threading.Event()
     try:
-        msg, fds, _flags, _addr = socket.recv_fds(conn, INT.size, 3)
-        size = INT.unpack(msg + (read_exactly(conn, INT.size - len(msg)) or b""))[0]
-        request = json.loads(read_exactly(conn, size) or b"null")
+        request, fds = receive_request(conn)
         for target, fd in zip((0, 1, 2), fds):
             os.dup2(fd, target)
             os.close(fd)
@@ -65,7 +44,7 @@ def _child(conn: socket.socket) -> NoReturn:
         os.environ.clear()
         os.environ.update(request["env"])
         conn.sendall(INT.pack(os.getpid()))
-        _watch_caller(conn, finished)
+        watch_caller(conn, finished)
         code = _run_dbt(request["args"])
     except BaseException:  # noqa: BLE001 - reported on the caller's stderr, exit code 70
         traceback.print_exc()
