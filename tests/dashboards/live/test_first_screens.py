@@ -99,11 +99,15 @@ def _headlines(home: Path, title: str) -> list[str]:
 
 @pytest.mark.parametrize(("path", "title"), PAGES, ids=[p[1] for p in PAGES])
 def test_first_screen(page: object, app_url: str, home: Path, shots: Path, path: str, title: str) -> None:
+    headlines = _headlines(home, title)
     _open(page, f"{app_url}/{path}", title)
+    # The metrics can draw after the run-state marker settles on a busy machine: wait until each headline is on the
+    # page at all, then assert where it is.
+    _wait_texts(page, headlines)
     page.wait_for_timeout(1500)  # charts draw after the script run ends
     _no_exceptions(page)
     first = _first_screen_text(page)
-    missing = [t for t in _headlines(home, title) if t not in first]
+    missing = [t for t in headlines if t not in first]
     assert not missing, f"not on the first screen: {missing}\n{first[:3000]}"
     text = page.inner_text('[data-testid="stMain"]')
     named = [name for name in FORBIDDEN if name in text]
