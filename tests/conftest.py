@@ -239,9 +239,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     """Where and when each heavy fixture was built (tests/prefetch.py), to see the suite's critical path."""
-    lines = prefetch.timeline()
+    from tests import dbt_server
+
+    commands = dbt_server.commands(_DBT_SERVER[0][1]) if _DBT_SERVER else []
+    lines = prefetch.timeline(commands)
     if lines:
-        terminalreporter.write_sep("-", "prefetch jobs: where, start s, end s, CPU s, name")
+        terminalreporter.write_sep("-", "prefetch jobs: where, start s, end s, CPU s, dbt CPU s, name")
         for line in lines:
             terminalreporter.write_line(line)
         # What CI waits on is the lanes' jobs plus this process's own tests (by module below). This
@@ -250,8 +253,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
                                     f"this process and every child it reaped (lane workers among them): "
                                     f"{prefetch.cpu_seconds():.1f}")
     if _DBT_SERVER:
-        from tests import dbt_server
-
         # Not in either figure above: the dbt commands ran as the warm server's children.
         ran = dbt_server.stats(_DBT_SERVER[0][1])
         terminalreporter.write_line(f"dbt commands run by the warm dbt server: {ran.get('commands', 0):.0f}, "

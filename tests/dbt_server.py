@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import resource
 import select
 import socket
 import subprocess
@@ -32,11 +33,13 @@ def _run_dbt(args: list[str]) -> int:
     return run_dbt(args)
 
 
-def _child(conn: socket.socket) -> NoReturn:
-    """One dbt command in a forked child: the caller's streams, folder and environment, then dbt."""
-    code, finished = NO_CODE, threading.Event()
+def _child(conn: socket.socket, commands: Path) -> NoReturn:
+    """One dbt command in a forked child: the caller's streams, folder and environment, then dbt; its
+    folder and CPU s (the Spark driver JVM it reaped included) are appended to `commands`."""
+    code, finished, cwd = NO_CODE, threading.Event(), ""
     try:
         request, fds = receive_request(conn)
+        cwd = request["cwd"]
         for target, fd in zip((0, 1, 2), fds):
             os.dup2(fd, target)
             os.close(fd)
@@ -58,12 +61,25 @@ def _child(conn: socket.socket) -> NoReturn:
                 stream.flush()
             except (OSError, ValueError):
                 pass
+        _record(commands, cwd)
         finished.set()
         try:
             conn.sendall(INT.pack(code))
         except OSError:
             pass
         os._exit(code)
+
+
+def _record(commands: Path, cwd: str) -> None:
+    """Append this child's folder and CPU s (a forked child's counters start at zero) to `commands`:
+    one short line in append mode, so that children finishing together do not mix their lines."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    line = json.dumps({"cwd": cwd, "cpu_s": round(own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime, 2)})
+    try:
+        with open(commands, "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+    except OSError:
+        pass
 
 
 def _reap(stats: dict, stats_file: Path) -> None:
@@ -94,6 +110,20 @@ def stats_path(sock: Path) -> Path:
     return sock.with_suffix(".json")
 
 
+def commands_path(sock: Path) -> Path:
+    """Where the server's children write one line per dbt command: its folder and CPU s."""
+    return sock.with_suffix(".commands.jsonl")
+
+
+def commands(sock: Path) -> list[dict]:
+    """The dbt commands the server on `sock` has run so far: [{"cwd": ..., "cpu_s": ...}, ...]."""
+    try:
+        lines = commands_path(sock).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    return [json.loads(line) for line in lines if line.endswith("}")]
+
+
 def serve(sock: Path) -> None:
     """Import dbt (and build the schemas it validates with), then fork a child per connection on `sock`
     until the parent process goes away."""
@@ -115,7 +145,7 @@ def serve(sock: Path) -> None:
         sys.stderr.flush()
         if os.fork() == 0:
             listener.close()
-            _child(conn)
+            _child(conn, commands_path(sock))
         conn.close()
 
 

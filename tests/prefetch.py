@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -323,17 +324,22 @@ class Prefetcher:
             job.payload, job.state, job.ended = payload, "done", time.monotonic()
             self.cond.notify_all()
 
-    def timeline(self) -> list[str]:
-        """One line per job that ran: where, start and end (s after the session's start), CPU s, name.
+    def timeline(self, dbt: Sequence[dict] = ()) -> list[str]:
+        """One line per job that ran: where, start and end (s after the session's start), CPU s, the CPU s
+        of the warm dbt server's commands run in the job's folder (`dbt`: tests/dbt_server.py `commands`),
+        name.
 
         CPU is the job's process and the children it waited for (a refresh's dbt, the kill sequence's
-        CLI runs); what their own children leave running, such as Spark's JVM, is not in it."""
+        CLI runs); what their own children leave running, such as Spark's JVM, is not in it. The dbt
+        column holds the dbt commands handed to the session's warm server (Spark's driver JVM included)."""
         ran = sorted((j for j in self.jobs.values() if j.ended), key=lambda j: j.began)
         lines = []
         for j in ran:
             cpu = j.cpu if j.cpu is not None else float("nan")
-            lines.append(f"{j.where:<7}{j.began - self.started:7.1f}{j.ended - self.started:8.1f}{cpu:8.1f}  {j.name}"
-                         + ("" if j.payload and j.payload[0] == "ok" else "  (failed)"))
+            inside = str(j.root) + os.sep
+            in_dbt = sum(c["cpu_s"] for c in dbt if str(c["cwd"]).startswith(inside))
+            lines.append(f"{j.where:<7}{j.began - self.started:7.1f}{j.ended - self.started:8.1f}{cpu:8.1f}"
+                         f"{in_dbt:8.1f}  {j.name}" + ("" if j.payload and j.payload[0] == "ok" else "  (failed)"))
         return lines
 
     def _worker(self, lane: _Lane) -> None:
@@ -442,9 +448,9 @@ def lane_cpu_seconds() -> float:
     return sum(j.cpu for j in _PREFETCHER.jobs.values() if j.where.startswith("lane") and j.cpu is not None)
 
 
-def timeline() -> list[str]:
-    """The session's jobs: where each ran, when (see Prefetcher.timeline)."""
-    return _PREFETCHER.timeline() if _PREFETCHER is not None else []
+def timeline(dbt: Sequence[dict] = ()) -> list[str]:
+    """The session's jobs: where each ran, when, their CPU s (see Prefetcher.timeline)."""
+    return _PREFETCHER.timeline(dbt) if _PREFETCHER is not None else []
 
 
 def _skipped(item) -> bool:
