@@ -192,3 +192,40 @@
 {%- endmacro %}
 {% macro default__row_text(relation_alias) -%}cast({{ relation_alias }} as string){%- endmacro %}
 {% macro spark__row_text(relation_alias) -%}to_json(struct({{ relation_alias }}.*)){%- endmacro %}
+
+{#- Per-day digests of the history-wide lines a model's day depends on (GPU bill lines and runs for
+   int_gpu_usage_unbilled, pool windows and node-host bill hours for int_gpu_node_hours).
+   `lines_sql` returns `line` (every field a rule reads, as text) and the interval [start_at, end_at) it
+   applies to; a line counts on the days of the hours it touches (hour_buckets). Returns `day` and
+   `digest`, an md5 over the day's distinct lines, for the days of `plan` (every day: {'all': true}).
+   Stored on the day's rows, it finds the days whose lines changed (a new, restated or removed line
+   changes exactly the digests of the days it touches, whatever file it came from). -#}
+{% macro interval_day_digests(lines_sql, plan) -%}
+    select cast(h as date) as day, md5({{ gpu_ledger.sorted_distinct_join('line', ',') }}) as digest
+    from (
+        select {{ gpu_ledger.hour_buckets('lines.start_at', 'lines.end_at') }} as h, lines.line
+        from ({{ lines_sql }}) as lines
+    ) as line_hours
+    where {{ gpu_ledger.in_plan('h', plan) }}
+    group by cast(h as date)
+{%- endmacro %}
+
+{#- SQL of the days whose digest (interval_day_digests over every day) is not the one stored on the
+   model's rows in `digest_column`: days that gained, lost or changed a line, and days the model holds
+   rows of that no line touches any more. -#}
+{% macro days_with_changed_digest(lines_sql, day_column, digest_column) -%}
+    select coalesce(current_digests.day, stored.day) as day
+    from ({{ gpu_ledger.interval_day_digests(lines_sql, {'all': true, 'days': []}) }}) as current_digests
+    full outer join (select distinct {{ day_column }} as day, {{ digest_column }} as digest from {{ this }}) as stored
+        on stored.day = current_digests.day
+    where stored.digest is distinct from current_digests.digest
+{%- endmacro %}
+
+{#- A pre-hook: DuckDB's delete+insert replaces only the days the rebuild gives rows; the days of
+   `days_sql` are deleted first, so a rebuilt day that no longer holds any row leaves none behind
+   (Spark overwrites the partitions rebuilt). -#}
+{% macro clear_days(day_column, days_sql) -%}
+    {%- if execute and is_incremental() and target.type != 'spark' -%}
+        delete from {{ this }} where {{ day_column }} in ({{ days_sql }})
+    {%- endif -%}
+{%- endmacro %}

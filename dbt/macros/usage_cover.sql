@@ -35,14 +35,15 @@
 {%- endmacro %}
 
 {% macro usage_cover_digests(plan) -%}
-    select cast(h as date) as day, md5({{ gpu_ledger.sorted_distinct_join('line', ',') }}) as cover_digest
-    from (
-        select {{ gpu_ledger.hour_buckets('lines.start_at', 'lines.end_at') }} as h,
-               concat_ws('|', lines.kind, coalesce(lines.resource_id, '~'), coalesce(lines.resource_name, '~'),
-                         coalesce(lines.workload_id, '~'), lines.gpu_model, cast(lines.start_at as string),
-                         cast(lines.end_at as string)) as line
-        from ({{ gpu_ledger.usage_cover_lines(plan) }}) as lines
-    ) as line_hours
-    where {{ gpu_ledger.in_plan('h', plan) }}
-    group by cast(h as date)
+    select day, digest as cover_digest
+    from ({{ gpu_ledger.interval_day_digests(gpu_ledger.usage_cover_line_texts(plan), plan) }}) as digests
+{%- endmacro %}
+
+{#- The cover lines as interval_day_digests reads them: every field the coverage rules read, as text. -#}
+{% macro usage_cover_line_texts(plan) -%}
+    select concat_ws('|', lines.kind, coalesce(lines.resource_id, '~'), coalesce(lines.resource_name, '~'),
+                     coalesce(lines.workload_id, '~'), lines.gpu_model, cast(lines.start_at as string),
+                     cast(lines.end_at as string)) as line,
+           lines.start_at, lines.end_at
+    from ({{ gpu_ledger.usage_cover_lines(plan) }}) as lines
 {%- endmacro %}

@@ -2,13 +2,18 @@
 -- run record, or unbilled, and exactly one of them (int_gpu_usage_unbilled); only the unbilled hours
 -- become GPU work (int_gpu_work_events) and rows of fct_off_bill_usage. Returns the days where the
 -- partition or the hand-over does not add up.
--- Reads every day: int_gpu_usage_unbilled and fct_off_bill_usage carry no build stamp of their own, so
--- which of their days changed is not known here; it aggregates per day, a small part of the build.
+-- Reads the UTC days built since it last passed (macro days_built_since_last_pass; every day on a full
+-- refresh or without a passing record): the days int_gpu_usage_hourly or int_gpu_usage_unbilled rewrote
+-- (x_built_at). Each rule compares one day across the chain, and a new, late or restated file (an earlier
+-- day's usage counted twice) rewrites the usage days it touches, so a day neither model rewrote since the
+-- pass holds the hours that passed. A nightly refresh reads the night's days, not the history.
 {{ config(meta={'dagster': {'ref': {'name': 'fct_off_bill_usage'}}}) }}
+{%- set scope = days_built_since_last_pass(
+    [(ref('int_gpu_usage_hourly'), 'usage_date', 'x_built_at'), (ref('int_gpu_usage_unbilled'), 'day', 'x_built_at')]) %}
 with hourly as (
     select cast(hour_start as date) as day, sum(allocated_gpu_hours) as allocated_gpu_hours
     from {{ ref('int_gpu_usage_hourly') }}
-    where allocated_gpu_hours > 0
+    where allocated_gpu_hours > 0 and {{ in_plan('hour_start', scope) }}
     group by all
 ),
 
@@ -20,13 +25,14 @@ split as (
            count(*) filter (where bill_covered_gpu_hours < 0 or run_covered_gpu_hours < 0 or unbilled_gpu_hours < 0)
                as negative_rows
     from {{ ref('int_gpu_usage_unbilled') }}
+    where {{ in_plan('day', scope) }}
     group by all
 ),
 
 mart as (
     select day, sum(gpu_hours) as gpu_hours
     from {{ ref('fct_off_bill_usage') }}
-    where source_kind in ('slurm_job', 'kubernetes_job', 'gpu_telemetry')
+    where source_kind in ('slurm_job', 'kubernetes_job', 'gpu_telemetry') and {{ in_plan('day', scope) }}
     group by all
 ),
 

@@ -154,7 +154,7 @@ def _unbilled_stamps(home: Path) -> dict[str, tuple]:
 def _unbilled_rows(home: Path) -> list[tuple]:
     con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
     try:
-        return con.execute("select * exclude (x_loaded_at) from intermediate.int_gpu_usage_unbilled "
+        return con.execute("select * exclude (x_loaded_at, x_built_at) from intermediate.int_gpu_usage_unbilled "
                            "order by all").fetchall()
     finally:
         con.close()

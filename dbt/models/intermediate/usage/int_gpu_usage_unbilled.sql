@@ -4,7 +4,7 @@
     partition_by=gpu_ledger.day_partition_by('day'),
     unique_key='day',
     on_schema_change='append_new_columns',
-    pre_hook={"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_usage_history_key'), [('x_cover_digest', 'string')]) }}",
+    pre_hook={"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_usage_history_key'), [('x_cover_digest', 'string'), ('x_built_at', 'timestamp')]) }}",
               "transaction": false}
 ) }}
 -- GPU-hours from schedulers (Slurm, Kubernetes) and telemetry (DCGM, nvidia-smi) split into the
@@ -200,6 +200,7 @@ final as (
         site_match.pricing_category,
         cover_digests.cover_digest as x_cover_digest,
         {{ latest_file_load() }} as x_loaded_at,
+        cast({{ dbt.current_timestamp() }} as timestamp) as x_built_at,
         (select max(x_history_key) from {{ ref('int_usage_history_key') }}) as x_history_key
     from daily
     left join site_match on site_match.pool_id = daily.pool_id
