@@ -35,11 +35,16 @@
     group by activity.pool_id
 {%- endmacro %}
 
+{#- The bill lines are first narrowed to those naming a node (by any of bill_host_keys' keys): most are
+    cloud instances, and the keys of every line would be expanded and deduplicated for none. -#}
 {% macro node_bill_hours(plan) -%}
+    {%- set node_keys = "(select node_key from " ~ ref('int_gpu_nodes') ~ ")" -%}
     select distinct bill_keys.hour_start, bill_keys.host_key as node_key
     from ({{ gpu_ledger.bill_host_keys(
         "(select hour_start, lower(resource_id) as resource_id, lower(resource_name) as resource_name from "
-        ~ ref('int_gpu_billing_hours_mapped') ~ " where " ~ gpu_ledger.in_plan('hour_start', plan) ~ ") as bill_hosts",
+        ~ ref('int_gpu_billing_hours_mapped') ~ " where " ~ gpu_ledger.in_plan('hour_start', plan)
+        ~ " and (lower(resource_name) in " ~ node_keys ~ " or lower(resource_id) in " ~ node_keys
+        ~ " or regexp_extract(lower(resource_id), '/([^/]*)$', 1) in " ~ node_keys ~ ")) as bill_hosts",
         ['hour_start']) }}) as bill_keys
     inner join {{ ref('int_gpu_nodes') }} as nodes on nodes.node_key = bill_keys.host_key
 {%- endmacro %}
