@@ -97,3 +97,22 @@ def test_great_expectations_loads_without_pyspark_and_leaves_it_importable() -> 
                           cwd=Path(__file__).resolve().parents[2], timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["True", "True", "pyspark"]
+
+
+def test_great_expectations_defers_scipy_stats_until_it_is_used() -> None:
+    """GX imports scipy.stats for expectations no suite uses; it is left unloaded (its submodules absent)
+    through the import and a validation, and still works when someone reads it: norm.cdf(0) is 0.5 (the
+    standard normal is symmetric about 0). In a fresh interpreter: this one may have loaded it already."""
+    code = (
+        "import sys, pandas as pd\n"
+        "from warehouse.expectations import Suite, validate\n"
+        "suite = Suite('t', (('ExpectColumnValuesToBeBetween', {'column': 'x', 'min_value': 0, 'max_value': 9}),))\n"
+        "ok = validate(suite, pd.DataFrame({'x': [1, 2]}))[0] and not validate(suite, pd.DataFrame({'x': [1, 10]}))[0]\n"
+        "deferred = 'great_expectations' in sys.modules and 'scipy.stats._stats_py' not in sys.modules\n"
+        "from scipy import stats\n"
+        "print(ok, deferred, stats.norm.cdf(0), 'scipy.stats._stats_py' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                          cwd=Path(__file__).resolve().parents[2], timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True", "0.5", "True"]
