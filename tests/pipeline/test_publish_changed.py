@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 
 from warehouse.audit import ensure_audit, record_check
-from warehouse.publish import publish
+from warehouse.publish import publish, sort_order
 
 
 def _ledger(path: Path) -> None:
@@ -76,3 +76,34 @@ def test_only_the_rebuilt_marts_are_written_again(tmp_path: Path) -> None:
         sizes.append(serving.stat().st_size)
     assert _tables(serving)["b"][-1] == (20006, 40012)
     assert max(sizes) == sizes[0], sizes  # the replaced tables' blocks are reused, night after night
+
+
+def test_a_mart_keyed_by_its_first_column_is_sorted_by_it_and_in_order_by_all_order(tmp_path: Path) -> None:
+    """`sort_order`: a first column that is unique and never NULL sorts alone (no later column could break a
+    tie, so the rows come out as `order by all` puts them); a first column with a repeated value or a NULL
+    sorts by every column. Each table is published and read back in stored order."""
+    ledger, serving = tmp_path / "ledger.duckdb", tmp_path / "serving.duckdb"
+    con = duckdb.connect(str(ledger))
+    try:
+        ensure_audit(con)
+        con.execute("create schema marts")
+        # keyed: ids 9..0 (unique), labels in the opposite order; stored descending
+        con.execute("create table marts.keyed as select 9 - range as id, 'l' || range as label from range(10)")
+        # repeated: id 1 twice, told apart only by the second column ('b' < 'c')
+        con.execute("create table marts.repeated as select * from (values (2, 'a'), (1, 'c'), (1, 'b')) t(id, label)")
+        # nulled: a NULL id sorts last under order by all (NULLS LAST), so the key test must refuse it
+        con.execute("create table marts.nulled as select * from (values (null, 'z'), (2, 'y'), (1, 'x')) t(id, label)")
+        assert sort_order(con, "marts.keyed") == '"id"'
+        assert sort_order(con, "marts.repeated") == "all"
+        assert sort_order(con, "marts.nulled") == "all"
+    finally:
+        con.close()
+    publish(ledger, serving, "run-1", datetime.now(UTC))
+    con = duckdb.connect(str(serving), read_only=True)
+    try:
+        stored = {t: con.execute(f"select * from {t}").fetchall() for t in ("keyed", "repeated", "nulled")}
+    finally:
+        con.close()
+    assert stored["keyed"] == [(i, f"l{9 - i}") for i in range(10)]
+    assert stored["repeated"] == [(1, "b"), (1, "c"), (2, "a")]
+    assert stored["nulled"] == [(1, "x"), (2, "y"), (None, "z")]
