@@ -135,15 +135,19 @@
     {%- endif -%}
 {%- endmacro %}
 
-{# `column` falls on a day the plan rebuilds. #}
+{# `column` falls on a day the plan rebuilds (or in the build window: macros/day_windows.sql). #}
 {% macro in_plan(column, plan) -%}
-    {%- if plan['all'] -%}true{%- else -%}{{ in_days(column, plan['days']) }}{%- endif -%}
+    {%- if plan['all'] -%}true
+    {%- elif plan.get('window') -%}({{ column }} >= {{ window_lo() }} and {{ column }} < {{ window_hi() }})
+    {%- else -%}{{ in_days(column, plan['days']) }}{%- endif -%}
 {%- endmacro %}
 
 {# The interval [start_at, end_at) overlaps a day the plan rebuilds (a job spanning midnight). #}
 {% macro overlaps_plan(start_at, end_at, plan) -%}
     {%- if plan['all'] -%}
         true
+    {%- elif plan.get('window') -%}
+        ({{ start_at }} < {{ window_hi() }} and {{ end_at }} > {{ window_lo() }})
     {%- else -%}
         {%- set ranges = day_ranges(plan['days']) -%}
         {%- if ranges | length == 0 -%}

@@ -4,7 +4,9 @@
     partition_by=gpu_ledger.day_partition_by('usage_date'),
     unique_key='usage_date',
     on_schema_change='append_new_columns',
-    pre_hook={"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_usage_history_key'), [('x_built_at', 'timestamp')]) }}", "transaction": false}
+    pre_hook=[{"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_usage_history_key'), [('x_built_at', 'timestamp')]) }}", "transaction": false},
+              {"sql": "{{ gpu_ledger.reset_day_window() }}", "transaction": false}],
+    post_hook="{{ gpu_ledger.insert_day_windows(gpu_ledger.usage_days()) }}"
 ) }}
 -- GPU-hours per GPU (or MIG slice, or a node's GPUs when the scheduler does not say which) per hour
 -- and allocation. Grain: gpu_key x hour_start x allocation_key. Rules: docs/cost_model.md, "Physical GPUs".
@@ -77,6 +79,9 @@
 {%- else %}
     {%- set plan = {'all': true, 'days': []} %}
 {%- endif %}
+-- Every day at once (a first build, --full-refresh, history-wide inputs changed) runs in windows of
+-- days on DuckDB, so memory does not grow with the history (macros/day_windows.sql).
+{%- set plan = day_window_plan(plan) %}
 with jobs as (
     select * from {{ ref('int_gpu_jobs_attributed') }}
     where has_gpus and started_at is not null and ended_at_effective > started_at
