@@ -47,3 +47,13 @@
            lines.start_at, lines.end_at
     from ({{ gpu_ledger.usage_cover_lines(plan) }}) as lines
 {%- endmacro %}
+
+{#- SQL of the days int_gpu_usage_unbilled holds rows of while int_gpu_usage_hourly has no allocated hour on
+   them any more (a restated job moved away): rebuilt, such a day gives no rows, so it is deleted first. -#}
+{% macro unbilled_days_without_usage() -%}
+    select stored.day from (select distinct day from {{ this }}) as stored
+    left join (
+        select distinct usage_date from {{ ref('int_gpu_usage_hourly') }} where allocated_gpu_hours > 0
+    ) as allocated on allocated.usage_date = stored.day
+    where allocated.usage_date is null
+{%- endmacro %}

@@ -29,18 +29,19 @@ MODEL = "int_gpu_node_hours"
 RESTATED, GAP, NEXT = "2024-04-05", "2024-04-20", "2024-04-21"
 
 
-def _run_model(ledger: Path, *extra: str) -> None:
+def _run_model(ledger: Path, *extra: str, model: str = MODEL) -> None:
+    """Run one model (alone) on `ledger` with a fresh target folder; asserts it succeeded."""
     target = ledger.parent / "target"
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir()
     shutil.copy(DBT_DIR / "target" / "partial_parse.msgpack", target / "partial_parse.msgpack")
     done = subprocess.run(
-        [ledger_dbt_executable(), "--in", str(ledger.parent), "run", *extra, "--select", MODEL,
+        [ledger_dbt_executable(), "--in", str(ledger.parent), "run", *extra, "--select", model,
          "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR), "--target-path", str(target),
          "--log-path", str(ledger.parent), "--vars", json.dumps({"ledger_db": ledger.name})],
         capture_output=True, text=True, timeout=600, check=False)
     results = [r["status"] for r in json.loads((target / "run_results.json").read_text())["results"]
-               if r["unique_id"] == f"model.gpu_ledger.{MODEL}"]
+               if r["unique_id"] == f"model.gpu_ledger.{model}"]
     assert results == ["success"], done.stdout[-3000:]
 
 

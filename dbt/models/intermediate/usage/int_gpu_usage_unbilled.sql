@@ -4,8 +4,10 @@
     partition_by=gpu_ledger.day_partition_by('day'),
     unique_key='day',
     on_schema_change='append_new_columns',
-    pre_hook={"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_usage_history_key'), [('x_cover_digest', 'string'), ('x_built_at', 'timestamp')]) }}",
-              "transaction": false}
+    pre_hook=[
+        {"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_usage_history_key'), [('x_cover_digest', 'string'), ('x_built_at', 'timestamp')]) }}", "transaction": false},
+        {"sql": "{{ gpu_ledger.clear_days('day', gpu_ledger.unbilled_days_without_usage()) }}", "transaction": false}
+    ]
 ) }}
 -- GPU-hours from schedulers (Slurm, Kubernetes) and telemetry (DCGM, nvidia-smi) split into the
 -- hours something else already prices and the hours nothing prices yet. Grain: usage source row
@@ -25,7 +27,8 @@
 -- Incremental by UTC day (macros/incremental_days.sql): every rule above reads rows of one hour (usage,
 -- the bill lines and runs running in it) and the pool's site, so a run rebuilds the days that
 --   int_gpu_usage_hourly rebuilt since this model's watermark x_loaded_at, or that it holds no allocated
---   hour of any more (a restated job that moved away leaves no row to stamp);
+--   hour of any more (a restated job that moved away leaves no row to stamp: delete+insert replaces only
+--   the days the rebuild gives rows, so the pre-hook clear_days deletes those days first);
 --   have a cover digest (GPU bill lines and run records running on the day, macros/usage_cover.sql)
 --   other than the one stored on their rows: a new, restated or removed bill line or run rebuilds the
 --   days it ran on, not every day of its file (a re-delivered month, a restated run);
@@ -36,8 +39,7 @@
     {%- set watermark = "(select coalesce(max(x_loaded_at), cast('1900-01-01' as timestamp)) from " ~ this ~ ")" %}
     {%- set changed_days_sql %}
         with hourly_days as (
-            select usage_date, max(x_loaded_at) as x_loaded_at,
-                   max(case when allocated_gpu_hours > 0 then 1 else 0 end) as has_allocated
+            select usage_date, max(x_loaded_at) as x_loaded_at
             from {{ ref('int_gpu_usage_hourly') }}
             group by usage_date
         ),
@@ -46,9 +48,7 @@
         )
         select usage_date from hourly_days where x_loaded_at > {{ watermark }}
         union
-        select stored_days.day from stored_days
-        left join hourly_days on hourly_days.usage_date = stored_days.day and hourly_days.has_allocated = 1
-        where hourly_days.usage_date is null
+        {{ gpu_ledger.unbilled_days_without_usage() }}
         union
         select stored_days.day from stored_days
         left join ({{ usage_cover_digests({'all': true, 'days': []}) }}) as cover on cover.day = stored_days.day

@@ -1,0 +1,61 @@
+"""int_gpu_usage_unbilled deletes a day whose usage was restated away.
+
+dbt's delete+insert replaces only the days the rebuild gives rows, so a day whose allocated GPU-hours all
+moved away (a restated accounting file) would keep its old unbilled rows: GPU-hours counted on a day
+nothing ran. On a copy of the sample ledger, the allocated hours of the last usage day are removed from
+int_gpu_usage_hourly and the model alone is run incrementally: that day has no row any more, every other
+day keeps its rows and build stamp, and the rows equal a `--full-refresh` build of the same inputs.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.dbt.test_node_hours_incremental import _change, _run_model
+
+MODEL = "int_gpu_usage_unbilled"
+
+
+def _read(ledger: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(ledger), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def restated(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    assert sample_run["ok"], sample_run["reason"]
+    base = tmp_path_factory.mktemp("unbilled_emptied")
+    nightly = base / "nightly" / "ledger.duckdb"
+    nightly.parent.mkdir()
+    shutil.copy(sample_run["home"] / "ledger.duckdb", nightly)
+    days = f"select day, count(*), max(x_built_at) from intermediate.{MODEL} group by day order by day"
+    before = {str(d): (n, stamp) for d, n, stamp in _read(nightly, days)}
+    last = max(before)
+    _change(nightly, [f"delete from intermediate.int_gpu_usage_hourly where usage_date = '{last}'"])
+    full = base / "full" / "ledger.duckdb"
+    full.parent.mkdir()
+    shutil.copy(nightly, full)
+    _run_model(nightly, model=MODEL)
+    _run_model(full, "--full-refresh", model=MODEL)
+    rows = f"select * exclude (x_built_at) from intermediate.{MODEL} order by all"
+    return {"last": last, "before": before,
+            "after": {str(d): (n, stamp) for d, n, stamp in _read(nightly, days)},
+            "rows": _read(nightly, rows), "full_rows": _read(full, rows)}
+
+
+def test_the_emptied_day_has_no_rows_and_no_other_day_changed(restated: dict) -> None:
+    before, after, last = restated["before"], restated["after"], restated["last"]
+    assert len(before) > 1 and before[last][0] > 0
+    assert last not in after
+    assert after == {d: v for d, v in before.items() if d != last}
+
+
+def test_the_rows_equal_a_full_rebuild(restated: dict) -> None:
+    assert restated["rows"] == restated["full_rows"]
