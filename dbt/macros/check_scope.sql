@@ -73,3 +73,51 @@
     {%- endfor -%}
     {{ return({'all': false, 'days': days | unique | sort | list}) }}
 {%- endmacro %}
+
+{#- A mart that publishes a day-incremental model's rows without its bookkeeping columns (fct_focus_export
+   of int_focus_export_rows) copies only the days `upstream` stamped (`x_built_at`) after the mart's
+   blocking check `check_name` last passed on it (built_since_last_pass): the days the upstream rebuilt
+   since the mart was last built and checked, plus any a failed run left behind. Rows of such a day are
+   replaced whole; a day the upstream no longer holds is deleted. The mart keeps no column of its own for
+   it, so its table stays what it publishes.
+
+   projection_rebuilds_all(upstream, excluded): true when the mart has to be written whole: on Spark
+   (a table there), a first build or `--full-refresh`, or when its columns are not the upstream's less
+   `excluded` (names and types, in order: a changed projection). -#}
+{% macro projection_rebuilds_all(upstream, excluded) -%}
+    {%- if not execute or target.type == 'spark' or not is_incremental() -%}
+        {{ return(true) }}
+    {%- endif -%}
+    {%- set skip = excluded | map('lower') | list -%}
+    {%- set wanted = [] -%}
+    {%- for c in adapter.get_columns_in_relation(upstream) if c.name | lower not in skip -%}
+        {%- do wanted.append((c.name | lower, c.data_type | lower)) -%}
+    {%- endfor -%}
+    {%- set have = [] -%}
+    {%- for c in adapter.get_columns_in_relation(this) -%}
+        {%- do have.append((c.name | lower, c.data_type | lower)) -%}
+    {%- endfor -%}
+    {{ return(wanted != have) }}
+{%- endmacro %}
+
+{#- The predicate on the upstream's rows the mart copies (every row when it is written whole). -#}
+{% macro projection_scope(upstream, excluded, check_name) -%}
+    {%- if projection_rebuilds_all(upstream, excluded) -%}true{%- else -%}{{ built_since_last_pass('x_built_at', check_name) }}{%- endif -%}
+{%- endmacro %}
+
+{#- A pre-hook (DuckDB): empties the mart when it is written whole (a changed projection is re-created
+   with the new columns first), else deletes the days it copies again and the days the upstream lost.
+   `day_expr`: the mart's day of a row; `upstream_day`: the upstream's. -#}
+{% macro clear_projection_days(upstream, excluded, check_name, day_expr, upstream_day) -%}
+    {%- if execute and is_incremental() and target.type != 'spark' -%}
+        {%- if projection_rebuilds_all(upstream, excluded) -%}
+            create or replace table {{ this }} as select {{ star_except(excluded) }} from {{ upstream }} where false
+        {%- else -%}
+            delete from {{ this }}
+            where {{ day_expr }} in (select {{ upstream_day }} from {{ upstream }}
+                                     where {{ built_since_last_pass('x_built_at', check_name) }})
+               or {{ day_expr }} not in (select distinct {{ upstream_day }} from {{ upstream }}
+                                         where {{ upstream_day }} is not null)
+        {%- endif -%}
+    {%- endif -%}
+{%- endmacro %}

@@ -57,7 +57,7 @@ def test_a_reader_runs_when_a_family_it_declares_changed() -> None:
     graph = defs.resolve_asset_graph()
     audit = [dg.AssetKey(["staging", "stg_audit__file_loads"])]
     every = set(graph.get(audit[0]).child_keys)
-    assert set(audit_readers(graph, audit, ["registry", "billing", "usage"])) == every
+    assert set(audit_readers(graph, audit, ["registry", "billing", "usage", "api_spend"])) == every
     assert set(audit_readers(graph, audit, ["fx"])) == set()
 
 

@@ -19,7 +19,10 @@ One home, five refreshes of a small generated fleet (8 GPUs, 2025-04-01..03) plu
    are rebuilt, day 2 is not;
 5. the lab bill re-delivered without its day-2 line, and a day-3 media batch restated to end 30
    minutes earlier: int_gpu_usage_hourly rebuilds day 1 (the delivery's remaining line), and
-   int_gpu_usage_unbilled days 1, 2 (where the line gone ran) and 3 (the batch).
+   int_gpu_usage_unbilled days 1, 2 (where the line gone ran) and 3 (the batch); the day-1 API log
+   restated in place (one request's spend changed): int_api_requests_allocated (by UTC day of the
+   request) rebuilds day 1 only, as it rebuilt day 3 only for day 3's log.
+fct_focus_export copies the days int_focus_export_rows rebuilt; the publication equals the full refresh's.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import io
 import json
 import shutil
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -113,6 +117,24 @@ def _lab_bill(aws_bill: Path, day2_line: bool = True) -> str:
     return out.getvalue()
 
 
+RESTATED_SPEND = "0.5"
+
+
+def _restated_api_log(log: Path) -> tuple[str, str, str]:
+    """The API log with its first request's spend set to RESTATED_SPEND: (the file's text, that request's
+    id and the second request's, unchanged)."""
+    with log.open(newline="") as f:
+        reader = csv.DictReader(f)
+        rows, columns = list(reader), reader.fieldnames or []
+    changed, kept = rows[0], rows[1]
+    changed["spend"] = RESTATED_SPEND
+    out = io.StringIO()
+    writer = csv.DictWriter(out, columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue(), changed["request_id"], kept["request_id"]
+
+
 def _restated_day3_batch(batches: Path) -> str:
     """The media batches with the first that starts and ends on day 3 before 23:00 ending 30 minutes
     earlier (and its GPU-hours with it)."""
@@ -145,6 +167,28 @@ def _stamps(home: Path, table: str = "int_gpu_usage_hourly", day: str = "usage_d
 
 def _export_stamps(home: Path) -> dict[str, tuple]:
     return _stamps(home, "int_focus_export_rows", "x_charge_day")
+
+
+def _api_stamps(home: Path) -> dict[str, tuple]:
+    return _stamps(home, "int_api_requests_allocated", "x_request_day")
+
+
+def _api_rows(home: Path) -> list[tuple]:
+    con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
+    try:
+        return con.execute("select * exclude (x_loaded_at) from intermediate.int_api_requests_allocated "
+                           "order by all").fetchall()
+    finally:
+        con.close()
+
+
+def _api_spends(home: Path, request_ids: list[str]) -> dict[str, Decimal]:
+    con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
+    try:
+        return dict(con.execute("select request_id, spend from intermediate.int_api_requests_allocated "
+                                "where request_id in (select unnest(?))", [request_ids]).fetchall())
+    finally:
+        con.close()
 
 
 def _unbilled_stamps(home: Path) -> dict[str, tuple]:
@@ -204,12 +248,14 @@ def build_usage_chain(base: Path) -> dict:
         steps[name] = {"stamps": _stamps(home), "rows": _usage_rows(home), "full_rows": _usage_rows(full),
                        "export_stamps": _export_stamps(home), "unbilled_stamps": _unbilled_stamps(home),
                        "unbilled_rows": _unbilled_rows(home), "full_unbilled_rows": _unbilled_rows(full),
+                       "api_stamps": _api_stamps(home), "api_rows": _api_rows(home),
+                       "full_api_rows": _api_rows(full),
                        "published": published_tables(home / "serving.duckdb"),
                        "full_published": published_tables(full / "serving.duckdb"), "lab_pools": _lab_pools(home)}
 
     _refresh(home, inputs)
     steps["first"] = {"stamps": _stamps(home), "lab_pools": _lab_pools(home), "export_stamps": _export_stamps(home),
-                      "unbilled_stamps": _unbilled_stamps(home)}
+                      "unbilled_stamps": _unbilled_stamps(home), "api_stamps": _api_stamps(home)}
     for rel in HELD:
         shutil.copy2(fleet / rel, inputs / rel)
     (inputs / "usage" / "sacct_late.txt").write_text(
@@ -227,7 +273,12 @@ def build_usage_chain(base: Path) -> dict:
     lab_bill.write_text(_lab_bill(fleet / "billing" / "focus_aws_2025-04.csv", day2_line=False))
     (inputs / "benchmarks" / "media_batches.csv").write_text(
         _restated_day3_batch(fleet / "benchmarks" / "media_batches.csv"))
+    api_log, changed, kept = _restated_api_log(fleet / "api_spend" / f"litellm_spend_logs_{DAY1}.csv")
+    spends_before = _api_spends(home, [changed, kept])
+    (inputs / "api_spend" / f"litellm_spend_logs_{DAY1}.csv").write_text(api_log)
     step("restated_cover")
+    steps["restated_cover"].update(api_requests=(changed, kept), api_spends_before=spends_before,
+                                   api_spends=_api_spends(home, [changed, kept]))
     return steps
 
 
@@ -256,6 +307,7 @@ def _assert_same(step: dict, load_history: bool = True) -> None:
     assert_same_rows(step["rows"], step["full_rows"], "int_gpu_usage_hourly (incremental against full)")
     assert_same_rows(step["unbilled_rows"], step["full_unbilled_rows"],
                      "int_gpu_usage_unbilled (incremental against full)")
+    assert_same_rows(step["api_rows"], step["full_api_rows"], "int_api_requests_allocated (incremental against full)")
 
 
 def test_first_refresh_holds_days_one_and_two_and_the_lab_host_in_its_own_pool(chain: dict) -> None:
@@ -310,3 +362,18 @@ def test_a_restated_bill_line_or_run_rebuilds_the_days_it_ran_on(chain: dict) ->
     # the split also rebuilds day 2, where the dropped line ran, and day 3, where the batch ran
     assert _rebuilt(before["unbilled_stamps"], step["unbilled_stamps"]) == [DAY1, DAY2, DAY3]
     _assert_same(step, load_history=False)
+
+
+def test_api_requests_rebuild_the_days_of_new_or_restated_logs(chain: dict) -> None:
+    assert sorted(chain["first"]["api_stamps"]) == [DAY1, DAY2]
+    assert _rebuilt(chain["first"]["api_stamps"], chain["next_day"]["api_stamps"]) == [DAY3]
+    # no API log changed: every day keeps its rows and stamps
+    assert _rebuilt(chain["next_day"]["api_stamps"], chain["restated"]["api_stamps"]) == []
+    step = chain["restated_cover"]
+    # the day-1 log restated in place: day 1 only, the restated request with its new spend (0.5 USD, as
+    # written), the next one as it was
+    assert _rebuilt(chain["pool_moved"]["api_stamps"], step["api_stamps"]) == [DAY1]
+    changed, kept = step["api_requests"]
+    assert step["api_spends_before"][changed] != Decimal(RESTATED_SPEND)
+    assert step["api_spends"][changed] == Decimal(RESTATED_SPEND)
+    assert step["api_spends"][kept] == step["api_spends_before"][kept]

@@ -1,9 +1,43 @@
+{{ config(
+    materialized='incremental',
+    incremental_strategy=gpu_ledger.day_incremental_strategy(),
+    partition_by=gpu_ledger.day_partition_by('x_request_day'),
+    unique_key='x_request_day',
+    on_schema_change='append_new_columns',
+    pre_hook=[
+        {"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_api_requests_history_key')) }}", "transaction": false},
+        {"sql": "{{ gpu_ledger.clear_vanished_days('x_request_day', 'select distinct cast(started_at as date) from ' ~ ref('stg_api_spend__requests')) }}", "transaction": false}
+    ]
+) }}
 -- One row per LLM API request with its owning team and workload. The proxy's team_id is matched
 -- (case-insensitive) to a registry team id, else a team alias, else a registry mapping of kind
 -- 'api_team'; anything else is '(unallocated)'. The workload tag counts when the registry knows it,
 -- else the workload of the api_team mapping, else '(unallocated)'.
+-- Incremental by UTC day of started_at (x_request_day; macros/incremental_days.sql). A run rebuilds the
+-- days of requests in API files loaded since the watermark x_loaded_at (new, late or restated logs), the
+-- days the stored rows of those requests were on (a re-exported request that moved day) and the
+-- backfill window: a request's row changes only when a file holding it is loaded (the latest load of
+-- a request wins, stg_api_spend__requests; a re-export without a request keeps the earlier one); every day when int_api_requests_history_key changed (registry files, the SQL and
+-- seeds upstream).
+{%- if is_incremental() %}
+    {%- set changed_days_sql %}
+        with new_requests as (
+            select requests.request_id, cast(requests.started_at as date) as day
+            from {{ ref('stg_api_spend__requests') }} as requests
+            inner join ({{ files_loaded_since_last_build() }}) as new_files on new_files.file_hash = requests.x_file_hash
+        )
+        select day from new_requests
+        union
+        select built.x_request_day from {{ this }} as built
+        where built.request_id in (select request_id from new_requests)
+    {%- endset %}
+    {%- set plan = history_days(changed_days_sql, ref('int_api_requests_history_key')) %}
+{%- else %}
+    {%- set plan = {'all': true, 'days': []} %}
+{%- endif %}
 with requests as (
     select * from {{ ref('stg_api_spend__requests') }}
+    where {{ in_plan('started_at', plan) }}
 ),
 
 teams as (
@@ -40,7 +74,10 @@ final as (
         coalesce(teams.team_id, alias_lookup.team_id, api_mappings.team_id, '(unallocated)') as team_id,
         coalesce(workloads.workload_id, api_mappings.workload_id, '(unallocated)') as workload_id,
         requests.status = 'failure' as failed,
-        requests.retries > 0 as retried
+        requests.retries > 0 as retried,
+        cast(requests.started_at as date) as x_request_day,
+        {{ latest_file_load() }} as x_loaded_at,
+        (select max(x_history_key) from {{ ref('int_api_requests_history_key') }}) as x_history_key
     from requests
     left join teams on lower(trim(requests.team_tag)) = teams.match_value
     left join alias_lookup on lower(trim(requests.team_tag)) = alias_lookup.match_value

@@ -5,7 +5,7 @@
     unique_key='x_charge_day',
     on_schema_change='append_new_columns',
     pre_hook=[
-        {"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_focus_export_history_key')) }}", "transaction": false},
+        {"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_focus_export_history_key'), [('x_built_at', 'timestamp')]) }}", "transaction": false},
         {"sql": "{{ gpu_ledger.clear_vanished_days('x_charge_day', 'select distinct charge_day from ' ~ ref('int_focus_allocation_splits')) }}", "transaction": false}
     ]
 ) }}
@@ -178,7 +178,9 @@ final as (
         {{ c }} as x_split_{{ c }},
         {%- endfor %}
         {{ latest_file_load() }} as x_loaded_at,
-        (select max(x_history_key) from {{ ref('int_focus_export_history_key') }}) as x_history_key
+        (select max(x_history_key) from {{ ref('int_focus_export_history_key') }}) as x_history_key,
+        -- when the day was built: fct_focus_export copies the days built since its check last passed
+        cast({{ dbt.current_timestamp() }} as timestamp) as x_built_at
     from balanced
 )
 
