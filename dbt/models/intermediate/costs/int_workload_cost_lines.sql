@@ -19,22 +19,47 @@ runs_on_bill as (
     -- A run record whose GPUs sit on a GPU bill line of the same workload and GPU model while it runs is
     -- priced by that bill line already: list-pricing the run too would count its GPU-hours twice
     -- (assert_gpu_hours_priced_once). Its outputs still count; its cost is the bill line's.
-    select runs.source_kind, runs.ref
+    -- Runs and lines meet on a UTC day both touch as well: on workload and GPU model alone every run of
+    -- a workload met every bill line of its history (runs x lines, growing with the square of history).
+    -- Two overlapping intervals share the day of the later start; a zero-length run or line counts on
+    -- its start day (greatest(..., start + 1 microsecond)), so no pair the overlap test keeps is lost.
+    select run_days.source_kind, run_days.ref
     from (
-        select 'training_run' as source_kind, run_id as ref, workload_id, gpu_model, started_at, ended_at
-        from {{ ref('stg_benchmarks__training_runs') }}
-        union all
-        select 'eval_run', run_id, workload_id, gpu_model, started_at, ended_at
-        from {{ ref('stg_benchmarks__eval_runs') }}
-        union all
-        select 'media_batch', batch_id, workload_id, gpu_model, started_at, ended_at
-        from {{ ref('stg_benchmarks__media_batches') }}
-    ) as runs
-    inner join {{ ref('ledger_focus') }} as ledger
-        on ledger.x_workload_id = runs.workload_id and ledger.x_gpu_model = runs.gpu_model
-        and ledger.ChargeCategory = 'Usage'
-        and ledger.ChargePeriodStart < runs.ended_at and ledger.ChargePeriodEnd > runs.started_at
-    group by runs.source_kind, runs.ref
+        select distinct source_kind, ref, workload_id, gpu_model, started_at, ended_at, cast(hour_start as date) as day
+        from (
+            select runs.*,
+                   {{ hour_buckets('runs.started_at', "greatest(runs.ended_at, runs.started_at + interval 1 microsecond)") }}
+                       as hour_start
+            from (
+                select 'training_run' as source_kind, run_id as ref, workload_id, gpu_model, started_at, ended_at
+                from {{ ref('stg_benchmarks__training_runs') }}
+                union all
+                select 'eval_run', run_id, workload_id, gpu_model, started_at, ended_at
+                from {{ ref('stg_benchmarks__eval_runs') }}
+                union all
+                select 'media_batch', batch_id, workload_id, gpu_model, started_at, ended_at
+                from {{ ref('stg_benchmarks__media_batches') }}
+            ) as runs
+            where runs.workload_id is not null and runs.gpu_model is not null
+              and runs.started_at is not null and runs.ended_at is not null
+        ) as run_hours
+    ) as run_days
+    inner join (
+        select distinct x_workload_id, x_gpu_model, ChargePeriodStart, ChargePeriodEnd, cast(hour_start as date) as day
+        from (
+            select ledger.x_workload_id, ledger.x_gpu_model, ledger.ChargePeriodStart, ledger.ChargePeriodEnd,
+                   {{ hour_buckets('ledger.ChargePeriodStart',
+                                   "greatest(ledger.ChargePeriodEnd, ledger.ChargePeriodStart + interval 1 microsecond)") }}
+                       as hour_start
+            from {{ ref('ledger_focus') }} as ledger
+            where ledger.ChargeCategory = 'Usage' and ledger.x_workload_id is not null and ledger.x_gpu_model is not null
+              and ledger.ChargePeriodStart is not null and ledger.ChargePeriodEnd is not null
+        ) as line_hours
+    ) as line_days
+        on line_days.x_workload_id = run_days.workload_id and line_days.x_gpu_model = run_days.gpu_model
+        and line_days.day = run_days.day
+        and line_days.ChargePeriodStart < run_days.ended_at and line_days.ChargePeriodEnd > run_days.started_at
+    group by run_days.source_kind, run_days.ref
 ),
 
 gpu_work as (
