@@ -25,13 +25,29 @@
           and s.gpu_uuid is not null
     {%- endset %}
     {%- set days = incremental_days(changed_days_sql) %}
+    {#- Rows without a time of their own land on their file's landing day (file_loads below): only files
+        landed on a rebuilt day can add any. Naming them keeps `sampled_at is null` out of the scan when
+        there are none (an OR with IS NULL is not pushed into the Parquet scan: every sample of the
+        history was read, 0.28 against 0.07 CPU s at 256 GPUs x 90 days). -#}
+    {%- set timeless_files = [] %}
+    {%- if execute %}
+        {%- set landed_sql %}
+            select file_hash from {{ ref('stg_audit__file_loads') }}
+            group by file_hash
+            having {{ in_days('min(observed_at)', days) }}
+        {%- endset %}
+        {%- for row in run_query(landed_sql).rows %}{% do timeless_files.append(row[0]) %}{% endfor %}
+    {%- endif %}
 {%- endif %}
 
 with samples as (
     select * from {{ ref('stg_usage__gpu_samples') }}
     {%- if is_incremental() %}
     -- pushed into the raw scan; rows without a time of their own are placed by the join below
-    where {{ in_days('sampled_at', days) }} or sampled_at is null
+    where {{ in_days('sampled_at', days) }}
+    {%- if timeless_files %}
+       or (sampled_at is null and x_file_hash in ({% for h in timeless_files %}'{{ h }}'{{ ', ' if not loop.last }}{% endfor %}))
+    {%- endif %}
     {%- endif %}
 ),
 
