@@ -122,6 +122,13 @@ def build_refreshes(base: Path) -> dict:
     ok, _, reason = execute_refresh(home, inputs, full_refresh=True, docs=False)
     assert ok, reason
     seen["full"] = published_tables(home / "serving.duckdb")
+    con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
+    try:
+        seen["backups"] = [r[0] for r in con.execute(
+            "select table_schema || '.' || table_name from information_schema.tables "
+            "where table_name like '%dbt_backup%' or table_name like '%dbt_tmp%'").fetchall()]
+    finally:
+        con.close()
     return seen
 
 
@@ -150,3 +157,9 @@ def test_a_restated_day_is_reprocessed_and_the_others_are_not(refreshes: dict) -
 
 def test_incremental_tables_equal_a_full_rebuild(refreshes: dict) -> None:
     assert_same_tables(refreshes["incremental"], refreshes["full"])
+
+
+def test_a_full_rebuild_leaves_no_copy_of_an_incremental_model(refreshes: dict) -> None:
+    # dbt-duckdb renames the old table to <model>__dbt_backup and its drop was rolled back: every full
+    # rebuild kept a second copy of each incremental model (on-run-end drop_backup_relations removes them).
+    assert refreshes["backups"] == []
