@@ -132,7 +132,7 @@ def _build(paths: Home, inputs: Path, plan: Any, *, full_refresh: bool, backfill
 
     job = defs.resolve_job_def("nightly")
     # New inputs of some families: only what they affect runs (None: every asset).
-    selection = None if plan.families is None else affected_assets(defs, plan.families)
+    selection = None if plan.families is None else affected_assets(defs, plan.families, plan.tables)
     log_path = new_run_log(paths)
     record_start(paths.root, log_path)  # a refresh killed from here on is reported as interrupted
     loggers: dict = {"console": {"config": {"log_level": os.environ.get("GPU_LEDGER_LOG_LEVEL", "CRITICAL")}}}

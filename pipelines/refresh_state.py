@@ -126,19 +126,22 @@ def state_record(state: RefreshState) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Plan:
-    """What a refresh does: nothing (`skip`), every asset (`families` None) or what `families` affect."""
+    """What a refresh does: nothing (`skip`), every asset (`families` None) or what `families` affect;
+    `tables`: per changed family, the raw tables its new files write (pipelines/changed_sources.py)."""
 
     state: RefreshState
     last: dict[str, Any]
     skip: bool
     families: list[str] | None
     seconds: float
+    tables: dict[str, list[str] | None] = field(default_factory=dict)
 
 
 def plan_refresh(home: Path, inputs_dir: Path, engine: str, *, forced: bool) -> Plan:
     """Compare what this refresh starts from with what the last build started from (`forced`: a full
     refresh or a backfill, which builds everything). Only a refresh that finished and published is
     a base: after a failed or killed one the ledger may be half-built, so everything runs."""
+    from pipelines.changed_sources import pending_tables
     from pipelines.outcome import attempt_state
 
     began = time.monotonic()
@@ -147,27 +150,61 @@ def plan_refresh(home: Path, inputs_dir: Path, engine: str, *, forced: bool) -> 
     last = read_status(home) or {}
     base = None if forced or not last.get("ok") or attempt_state(last) not in ("finished", "none") \
         or not (paths.serving_db.exists() and paths.ledger_db.exists()) else last.get(STATE_KEY)
-    return Plan(state, last, state.same_build(base), state.changed_families(base), time.monotonic() - began)
+    skip, families = state.same_build(base), state.changed_families(base)
+    tables = pending_tables(home, families) if families and not skip else {}
+    return Plan(state, last, skip, families, time.monotonic() - began, tables)
 
 
-def affected_assets(defs: Any, families: list[str]) -> list[Any]:
+def affected_assets(defs: Any, families: list[str], tables: dict[str, list[str] | None] | None = None) -> list[Any]:
     """The asset keys a refresh must materialize when only `families`' inputs changed: landing, those
-    families' raw loads and everything downstream of them, the audit models (every loaded file changes
-    `audit.file_loads`), those of their readers that read rows of a changed family (`audit_readers`)
-    and everything downstream of those, and the publication with what follows it. Every other model
-    was built from the same rows last time and stays as it is in the ledger; dbt's incremental models
-    still rebuild exactly the days touched."""
+    families' raw loads, the models reading the raw tables their new files write (`tables`, per family:
+    pipelines/changed_sources.py; a family not in it or None there: every table of the family) and
+    everything downstream of them, the audit models (every loaded file changes `audit.file_loads`),
+    those of their readers that read rows of a changed family (`audit_readers`) and everything
+    downstream of those, and the publication with what follows it. Every other model was built from
+    the same rows last time and stays as it is in the ledger; dbt's incremental models still rebuild
+    exactly the days touched."""
+    import json
+
     import dagster as dg
 
+    from pipelines.dbt_parse import require_manifest
+
+    manifest = json.loads(require_manifest().read_text())
     graph = defs.resolve_asset_graph()
     landing = dg.AssetKey(["landing", "inputs"])
     raw = [dg.AssetKey(["raw", f]) for f in families]
     audit_models = [k for k in graph.get(landing).child_keys if k.path[0] != "raw"]
-    readers = audit_readers(graph, audit_models, families)
-    selection = (dg.AssetSelection.keys(landing, *audit_models)
-                 | dg.AssetSelection.keys(*raw, *readers).downstream()
+    readers = audit_readers(graph, audit_models, families, manifest.get("nodes", {}))
+    changed = changed_source_ids(manifest, families, tables or {})
+    table_readers = [k for r in raw for k in graph.get(r).child_keys if reads_changed(graph.get(k), manifest, changed)]
+    selection = (dg.AssetSelection.keys(landing, *audit_models, *raw)
+                 | dg.AssetSelection.keys(*table_readers, *readers).downstream()
                  | dg.AssetSelection.keys(dg.AssetKey(["serving", "publication"])).downstream())
     return sorted(selection.resolve(graph), key=lambda k: k.to_user_string())
+
+
+def changed_source_ids(manifest: dict[str, Any], families: list[str],
+                       tables: dict[str, list[str] | None]) -> set[str]:
+    """dbt unique ids of the sources (raw tables) of `families` that new files write: those `tables`
+    names for a family, every source of a family it does not name or names as None."""
+    found = set()
+    for uid, source in manifest.get("sources", {}).items():
+        key = ((source.get("meta") or {}).get("dagster") or {}).get("asset_key") or []
+        family = key[1] if len(key) == 2 and key[0] == "raw" else None
+        if family in families and (tables.get(family) is None or source.get("name") in tables[family]):
+            found.add(uid)
+    return found
+
+
+def reads_changed(node: Any, manifest: dict[str, Any], changed: set[str]) -> bool:
+    """Whether an asset downstream of a raw load reads one of the `changed` sources; an asset that is
+    not a dbt model (or is unknown to the manifest) counts as reading them all."""
+    uid = node.metadata.get("dagster_dbt/unique_id")
+    model = manifest.get("nodes", {}).get(str(getattr(uid, "value", uid))) if uid is not None else None
+    if model is None:
+        return True
+    return bool(changed.intersection(model.get("depends_on", {}).get("nodes", [])))
 
 
 def audit_readers(graph: Any, audit_models: list[Any], families: list[str],

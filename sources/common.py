@@ -103,6 +103,9 @@ class SourceFormat:
     parse: Callable[[Path], ParseOutput]
     description: str = ""
     stream: Callable[[Path], BatchedParse] | None = None
+    # The raw tables a file of this format writes; a refresh rebuilds only the models reading the tables
+    # its new files write (pipelines/changed_sources.py). Empty: any table of the family.
+    tables: tuple[str, ...] = ()
 
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:

@@ -200,6 +200,7 @@ FORMATS = [
         family="api_spend",
         detect=detect_cost_report,
         parse=parse_cost_report,
+        tables=("api_cost_buckets",),
         description="Anthropic organization analytics cost_report (amounts in fractional cents) -> api_cost_buckets",
     ),
     SourceFormat(
@@ -207,6 +208,7 @@ FORMATS = [
         family="api_spend",
         detect=detect_usage_report,
         parse=parse_usage_report,
+        tables=("api_usage_buckets",),
         description="Anthropic organization analytics usage_report -> api_usage_buckets",
     ),
 ]

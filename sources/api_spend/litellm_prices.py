@@ -171,6 +171,7 @@ FORMATS = [
         family="api_spend",
         detect=detect,
         parse=parse,
+        tables=("api_model_prices",),
         description="LiteLLM model_prices_and_context_window.json (one litellm version) -> api_model_prices",
     )
 ]

@@ -282,6 +282,7 @@ FORMATS = [
         family="api_spend",
         detect=detect_csv,
         parse=parse_csv,
+        tables=("api_requests",),
         description="LiteLLM_SpendLogs export as CSV (LiteLLM column names) -> api_requests",
     ),
     SourceFormat(
@@ -289,6 +290,7 @@ FORMATS = [
         family="api_spend",
         detect=detect_jsonl,
         parse=parse_jsonl,
+        tables=("api_requests",),
         description="LiteLLM_SpendLogs export as JSON Lines -> api_requests",
     ),
 ]

@@ -199,6 +199,7 @@ FORMATS = [
         family="api_spend",
         detect=detect_costs,
         parse=parse_costs,
+        tables=("api_cost_buckets",),
         description="OpenAI GET /v1/organization/costs page (or merged pages) -> api_cost_buckets",
     ),
     SourceFormat(
@@ -206,6 +207,7 @@ FORMATS = [
         family="api_spend",
         detect=detect_usage_completions,
         parse=parse_usage_completions,
+        tables=("api_usage_buckets",),
         description="OpenAI GET /v1/organization/usage/completions page (or merged pages) -> api_usage_buckets",
     ),
 ]

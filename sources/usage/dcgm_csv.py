@@ -321,6 +321,7 @@ FORMATS = [
         detect=detect,
         parse=parse,
         stream=stream,
+        tables=("gpu_samples",),
         description="DCGM samples as CSV (timestamp, hostname, gpu, uuid, modelName, ..., DCGM_FI_* columns); bulk format",
     )
 ]

@@ -155,6 +155,7 @@ FORMATS = [
         family="usage",
         detect=detect,
         parse=parse,
+        tables=("gpu_samples",),
         description="DCGM exporter /metrics scrape(s), Prometheus text; optional ms timestamps or '# scrape_time' separators",
     )
 ]

@@ -259,7 +259,7 @@ def parse(path: Path) -> ParseOutput:
 
 FORMATS = [
     SourceFormat(
-        name=FORMAT_NAME, family="usage", detect=detect, parse=parse,
+        name=FORMAT_NAME, family="usage", detect=detect, parse=parse, tables=("gpu_jobs",),
         description="kubectl get pods -o json (List / PodList / Pod) -> one gpu_jobs row per pod with GPU resources",
     )
 ]

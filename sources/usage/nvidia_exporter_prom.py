@@ -95,6 +95,7 @@ FORMATS = [
         family="usage",
         detect=detect,
         parse=parse,
+        tables=("gpu_samples", "gpu_processes"),
         description="nvidia_gpu_exporter /metrics scrape (nvidia_smi_*{uuid=...})",
     )
 ]

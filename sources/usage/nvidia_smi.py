@@ -222,6 +222,7 @@ FORMATS = [
         family="usage",
         detect=detect_query_gpu,
         parse=parse_query_gpu,
+        tables=("gpu_samples",),
         description="nvidia-smi --query-gpu=... --format=csv (units in header and values, [N/A] placeholders)",
     ),
     SourceFormat(
@@ -229,6 +230,7 @@ FORMATS = [
         family="usage",
         detect=detect_compute_apps,
         parse=parse_compute_apps,
+        tables=("gpu_processes",),
         description="nvidia-smi --query-compute-apps=... --format=csv",
     ),
 ]

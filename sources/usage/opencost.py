@@ -105,7 +105,7 @@ def parse(path: Path) -> ParseOutput:
 
 FORMATS = [
     SourceFormat(
-        name=FORMAT_NAME, family="usage", detect=detect, parse=parse,
+        name=FORMAT_NAME, family="usage", detect=detect, parse=parse, tables=("gpu_jobs",),
         description="OpenCost /allocation(/compute) JSON response (data: [ {aggregate: Allocation} ])",
     )
 ]

@@ -310,6 +310,7 @@ FORMATS = [
         family="usage",
         detect=detect,
         parse=parse,
+        tables=("gpu_jobs",),
         description="Slurm sacct --parsable dump (any of | ☃ tab , delimiters; header optional; steps folded)",
     )
 ]

@@ -135,7 +135,7 @@ def parse(path: Path) -> ParseOutput:
 
 FORMATS = [
     SourceFormat(
-        name=FORMAT_NAME, family="usage", detect=detect, parse=parse,
+        name=FORMAT_NAME, family="usage", detect=detect, parse=parse, tables=("gpu_inventory",),
         description="scontrol show nodes (CfgTRES / Gres) -> GPU inventory",
     )
 ]

@@ -64,6 +64,10 @@ def test_the_day_is_three_files_and_only_what_they_affect_is_rebuilt(next_day: d
     assert {"model.gpu_ledger.int_gpu_usage_hourly", "model.gpu_ledger.fct_chargeback_monthly"} <= second
     # registry and billing models read file_loads, but only their own families' rows
     assert {"model.gpu_ledger.stg_registry__teams", "model.gpu_ledger.int_billing_charges_current"} <= first - second
+    # the day writes telemetry samples, Slurm jobs and proxy requests: readers of the families' other
+    # raw tables (node inventory, provider cost reports, the price catalog) are not rebuilt
+    assert {"model.gpu_ledger.stg_usage__gpu_inventory", "model.gpu_ledger.stg_api_spend__cost_buckets",
+            "model.gpu_ledger.fct_api_prices"} <= first - second
 
 
 def test_the_next_day_publishes_what_a_full_refresh_of_every_day_does(next_day: dict) -> None:
