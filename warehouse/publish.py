@@ -8,8 +8,9 @@ A refresh that rebuilt only what its new inputs affect starts the new file as a 
 publication in place and rewrites only the marts it rebuilt (and the small bookkeeping tables): a
 mart it left as it was is already there, sorted. Writing a table through DuckDB costs per row and
 column (~30 ms per column of a 26k-row FOCUS table, compressed again on write); the file copy costs
-a sequential read and write of the file, at disk speed. So the publication follows what changed,
-not the size of the history.
+a sequential read and write of the file, at disk speed. A rebuilt mart its dbt model rebuilds by day
+(fct_focus_export) has only its changed days replaced in the copy (warehouse/publish_days.py). So the
+publication follows what changed, not the size of the history.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
+
+from warehouse.publish_days import DayScope, changed_days, previous_ledger_as_of, replace_days
 
 PUBLISHED_SCHEMAS = ("marts",)
 
@@ -79,7 +82,8 @@ NOT_RUN_NOW = ("where not exists (select 1 from ledger.audit.check_results c whe
 
 
 def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime,
-            carry_checks: bool = False, rebuilt: set[str] | None = None) -> dict[str, int]:
+            carry_checks: bool = False, rebuilt: set[str] | None = None,
+            by_day: dict[str, DayScope] | None = None) -> dict[str, int]:
     """Write serving.duckdb from the working database; returns rows per published table.
 
     `carry_checks`: the run rebuilt only what its new inputs affect (pipelines/refresh_state.py), so
@@ -88,7 +92,11 @@ def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime
     `rebuilt` (with `carry_checks`): the marts that run rebuilt; every other mart is the one the
     publication in place was written from, so the new file starts as a byte copy of that publication
     and keeps those marts' tables as they are (sorted already, not written again); only the rebuilt marts
-    and the bookkeeping tables are replaced. None: every mart is written from the working database."""
+    and the bookkeeping tables are replaced. None: every mart is written from the working database.
+    `by_day` (with `rebuilt`): the rebuilt marts published by day, and how (warehouse/publish_days.py):
+    only their days that changed since the publication in place are replaced in the copy."""
+    # read before the ledger is: a day stamped after this was built after this publication read it
+    ledger_as_of = datetime.now(timezone.utc).replace(tzinfo=None)
     tmp = serving_path.with_name(f".{serving_path.name}.{os.getpid()}.tmp")
     _remove_stale_temp_copies(serving_path)  # this process's own leftovers too, before writing
     carry = carry_checks and serving_path.exists()
@@ -99,23 +107,32 @@ def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime
     con = duckdb.connect()
     counts: dict[str, int] = {}
     try:
+        con.execute("set TimeZone = 'UTC'")  # build stamps and ledger_as_of are naive UTC
         con.execute(f"attach '{db_path}' as ledger (read_only)")
         if carry:
             con.execute(f"attach '{serving_path}' as previous (read_only)")
         con.execute(f"attach '{tmp}' as serving")
         marts = published_tables(con)
-        kept = set(previous_tables(con)).intersection(marts) - set(rebuilt or ()) \
-            if carry and rebuilt is not None else set()
+        in_place = set(previous_tables(con)) if carry else set()
+        kept = in_place.intersection(marts) - set(rebuilt or ()) if carry and rebuilt is not None else set()
+        days: dict[str, list] = {}  # rebuilt marts whose changed days are replaced in the copy
+        as_of = previous_ledger_as_of(con) if carry and rebuilt is not None and by_day else None
+        for table in sorted(in_place.intersection(marts, rebuilt or (), by_day or ())) if as_of else ():
+            found = changed_days(con, table, by_day[table], as_of)
+            if found is not None:
+                days[table] = found
         # the copy's other tables (rebuilt marts, bookkeeping, a mart no longer built) are written anew;
         # a checkpoint returns their blocks to the file's free list before the new tables are written, so
         # the file does not grow night after night
         for (table,) in con.execute("select table_name from information_schema.tables where table_catalog = "
                                     "'serving' and table_schema = 'main' and table_type = 'BASE TABLE'").fetchall():
-            if table not in kept:
+            if table not in kept and table not in days:
                 con.execute(f'drop table serving.main."{table}"')
         con.execute("checkpoint serving")
         for table in marts:
-            if table not in kept:  # sorted so the same inputs always give byte-identical contents
+            if table in days:
+                replace_days(con, table, by_day[table], days[table], sort_order)
+            elif table not in kept:  # sorted so the same inputs always give byte-identical contents
                 con.execute(f'create table serving.main."{table}" as select * from ledger.marts."{table}" '
                             f'order by {sort_order(con, f"ledger.marts.{_q(table)}")}')
             counts[table] = con.execute(f'select count(*) from serving.main."{table}"').fetchone()[0]
@@ -148,9 +165,10 @@ def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime
         con.execute(
             "create table serving.main.publication as select ?::varchar as run_id, ?::timestamp as started_at, "
             "?::timestamp as published_at, ?::bigint as checks_run, ?::bigint as checks_passed, "
-            "?::bigint as checks_warned, ?::bigint as checks_failed, ?::varchar as tables_published",
+            "?::bigint as checks_warned, ?::bigint as checks_failed, ?::varchar as tables_published, "
+            "?::timestamp as ledger_as_of",
             [run_id, started_at.replace(tzinfo=None), published_at, checks["run"], checks["pass"], checks["warn"],
-             checks["fail"], ",".join(sorted(counts))],
+             checks["fail"], ",".join(sorted(counts)), ledger_as_of],
         )
         con.execute("detach serving")
         con.execute("detach ledger")

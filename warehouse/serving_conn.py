@@ -4,7 +4,10 @@ A query normally opens a short-lived read-only connection and closes it, so a re
 new publication into place at any time. A batch reader that runs many queries in a row (the team
 reports: ~140 per refresh) wraps them in `reading(path)`: one connection for the block, in that
 thread / context only. Opening the publication costs ~30 ms (its catalog), which was most of a
-report's time.
+report's time. Within the block the publication cannot change, so a query asked again with the same
+parameters (a team's anomaly series, workloads and forecasts, the charges-through date: the same in
+each of the team's monthly reports) is answered from the block's first answer, as a copy: reports
+of a year of history asked 1,023 queries, 72 of them for the one charges-through date.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ class NotPublished(LookupError):
     """A table or column the caller needs is not (yet) in the publication."""
 
 
-# (path, connection) of the enclosing `reading()` block in this thread / context, if any.
-_READING: ContextVar[tuple[str, duckdb.DuckDBPyConnection] | None] = ContextVar("serving_reading", default=None)
+# (path, connection, answers by query and parameters) of the enclosing `reading()` block in this thread /
+# context, if any.
+_READING: ContextVar[tuple[str, duckdb.DuckDBPyConnection, dict[str, pd.DataFrame]] | None] = ContextVar(
+    "serving_reading", default=None)
 
 
 @contextmanager
@@ -37,7 +42,7 @@ def reading(path: Path) -> Iterator[None]:
     if not Path(path).exists():
         raise NotPublished(f"nothing is published yet ({path})")
     con = duckdb.connect(str(path), read_only=True)
-    token = _READING.set((str(path), con))
+    token = _READING.set((str(path), con, {}))
     try:
         yield
     finally:
@@ -50,7 +55,10 @@ def query(path: Path, sql: str, params: list[Any] | None = None) -> pd.DataFrame
     DECIMAL columns come back as Decimal."""
     shared = _READING.get()
     if shared is not None and shared[0] == str(path):
-        return _frame(shared[1], sql, params)
+        key = repr((sql, params or []))  # parameters are dates, strings and numbers: repr tells them apart
+        if key not in shared[2]:
+            shared[2][key] = _frame(shared[1], sql, params)
+        return shared[2][key].copy()  # a caller may add or drop columns of its frame
     if not Path(path).exists():
         raise NotPublished(f"nothing is published yet ({path})")
     con = duckdb.connect(str(path), read_only=True)

@@ -152,6 +152,28 @@ def test_a_reading_block_shares_one_connection_and_one_publication(tmp_path: Pat
     assert int(serving.query(path, count)["n"][0]) == before - 1  # after the block: the new publication
 
 
+def test_a_reading_block_answers_a_repeated_query_once_with_a_copy(tmp_path: Path, monkeypatch) -> None:
+    """Within a `reading` block the publication cannot change: the same query with the same parameters
+    is run once (a team's series and workloads, asked by each of its monthly reports), and each caller
+    gets its own frame; other parameters are another query."""
+    from tests.dashboards.serving_fixture import build_serving
+    from warehouse import serving, serving_conn
+
+    path = build_serving(tmp_path / "home")
+    ran = []
+    real_frame = serving_conn._frame
+    monkeypatch.setattr(serving_conn, "_frame", lambda con, sql, params: ran.append(params) or real_frame(con, sql, params))
+    sql = "select count(*) as n from ledger_focus where x_team = ?"
+    with serving.reading(path):
+        first = serving.query(path, sql, ["search"])
+        first["n"] = -1  # a caller changing its frame does not change the next caller's
+        again = serving.query(path, sql, ["search"])
+        other = serving.query(path, sql, ["ml-research"])
+    assert ran == [["search"], ["ml-research"]]
+    assert int(again["n"][0]) > 0 and int(again["n"][0]) == int(serving.query(path, sql, ["search"])["n"][0])
+    assert int(other["n"][0]) != -1
+
+
 def test_report_says_how_far_charges_go_and_counts_idle_as_waste(serving_db: Path, tmp_path: Path) -> None:
     write_team_reports(serving_db, tmp_path, team="search", month="2025-02")
     html = (tmp_path / "2025-02" / "search.html").read_text()

@@ -1,15 +1,37 @@
 """The `publish` asset: runs only after every mart and every blocking check on it succeeded."""
 
+import json
 from datetime import datetime, timezone
+from typing import Any
 
 import dagster as dg
 
+from pipelines.dbt_parse import require_manifest
 from pipelines.defs.transform.assets import ledger_dbt_assets
 from pipelines.resources import LedgerResource, RefreshLockResource
 from warehouse.publish import publish
+from warehouse.publish_days import DayScope
 
 # Every dbt model under models/marts (asset key `marts/<name>`), as the dbt assets declare them.
 MART_KEYS = sorted((k for k in ledger_dbt_assets.keys if k.path[0] == "marts"), key=lambda k: k.to_user_string())
+
+
+def day_scopes(nodes: dict[str, Any] | None = None) -> dict[str, DayScope]:
+    """The marts published by day (dbt meta `publish_by_day`, warehouse/publish_days.py), by mart name;
+    `upstream` becomes the ledger relation (schema.table) of the model it names. `nodes`: the dbt
+    manifest's nodes (default: the parsed project's)."""
+    if nodes is None:
+        nodes = json.loads(require_manifest().read_text()).get("nodes", {})
+    models = {n["name"]: n for n in nodes.values() if n.get("resource_type") == "model"}
+    scopes = {}
+    for name, node in models.items():
+        spec = (node.get("meta") or {}).get("publish_by_day") or (node.get("config", {}).get("meta") or {}).get(
+            "publish_by_day")
+        if spec:
+            up = models[spec["upstream"]]
+            scopes[name] = DayScope(column=spec["column"], upstream=f"{up['schema']}.{up.get('alias') or up['name']}",
+                                    upstream_day=spec["upstream_day"], stamp=spec.get("stamp", "x_built_at"))
+    return scopes
 
 
 @dg.asset(key=["serving", "publication"], deps=MART_KEYS, group_name="serving", kinds={"duckdb"})
@@ -21,8 +43,11 @@ def publication(context: dg.AssetExecutionContext, ledger: LedgerResource,
     # rebuilt only their marts: the others are copied from the publication in place.
     selection = context.run.asset_selection
     rebuilt = {k.path[-1] for k in selection if k.path[0] == "marts"} if selection else None
+    # Build stamps are those of DuckDB's own build; another engine's marts are imported whole.
+    dbt_config = ((context.run.run_config.get("ops") or {}).get("ledger_dbt_assets") or {}).get("config") or {}
+    by_day = day_scopes() if dbt_config.get("engine", "duckdb") == "duckdb" else None
     counts = publish(ledger.db_path, ledger.serving_path, context.run.run_id, started,
-                     carry_checks=bool(selection), rebuilt=rebuilt)
+                     carry_checks=bool(selection), rebuilt=rebuilt, by_day=by_day)
     return dg.MaterializeResult(metadata={"serving_path": str(ledger.serving_path), **{
         f"rows.{k}": v for k, v in counts.items()}})
 
