@@ -12,43 +12,23 @@ later one after), and each gets one doctored row: a GPU allocated 2 GPU-hours in
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from pipelines.dbt_project import ledger_dbt_executable
-from warehouse.home import DBT_DIR
+from tests.dbt.ledger_nodes import copy_ledger, run_checks
 
 CHECK = "assert_gpu_hours_not_double_counted"
 BUILT_BEFORE, PASSED, BUILT_AFTER, FAILED = ("2026-01-01 00:00:00", "2026-01-02 00:00:00",
                                              "2026-01-03 00:00:00", "2026-01-04 00:00:00")
 
 
-def _run_check(tmp_path: Path, ledger: Path, *extra: str) -> tuple[str, set[str]]:
+def _run_check(ledger: Path, *extra: str, command: str = "test") -> tuple[str, set[str]]:
     """The check's dbt status and the days of the hours its compiled SQL returns (one dbt invocation)."""
-    target = tmp_path / "target"
-    target.mkdir()
-    shutil.copy(DBT_DIR / "target" / "partial_parse.msgpack", target / "partial_parse.msgpack")
-    done = subprocess.run(
-        [ledger_dbt_executable(), "--in", str(ledger.parent), *extra, "--select", CHECK,
-         "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR), "--target-path", str(target),
-         "--log-path", str(tmp_path), "--vars", json.dumps({"ledger_db": ledger.name})],
-        capture_output=True, text=True, timeout=600, check=False)
-    results = [r for r in json.loads((target / "run_results.json").read_text())["results"]
-               if r["unique_id"] == f"test.gpu_ledger.{CHECK}"]
-    assert len(results) == 1, done.stdout[-3000:]
-    (compiled,) = (target / "compiled").rglob(f"{CHECK}.sql")
-    con = duckdb.connect(str(ledger), read_only=True)
-    try:
-        days = {str(r[0].date()) for r in con.execute(
-            f"select hour_start from ({compiled.read_text()}) as failing").fetchall()}
-    finally:
-        con.close()
-    return results[0]["status"], days
+    status, names, rows = run_checks(ledger, (CHECK,), *extra, target=ledger.parent / "target",
+                                     command=command)[CHECK]
+    return status, {str(r[names.index("hour_start")].date()) for r in rows}
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +36,7 @@ def doctored(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict
     """Copies of the sample ledger with the two stamped days and their doctored rows (module doc)."""
     assert sample_run["ok"], sample_run["reason"]
     base = tmp_path_factory.mktemp("check_scope")
-    ledger = base / "nightly" / "ledger.duckdb"  # dbt-duckdb names the catalog after the file: "ledger"
-    ledger.parent.mkdir()
-    shutil.copy(sample_run["home"] / "ledger.duckdb", ledger)
+    ledger = copy_ledger(sample_run["home"], base / "nightly")
     con = duckdb.connect(str(ledger))
     try:
         # the two earliest days with per-GPU telemetry rows; every row of a day carries its day's stamp
@@ -78,12 +56,10 @@ def doctored(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict
                     "('r-fail', ?, 'dbt', 'error', false, '', ?::timestamp, 'fail')", [CHECK, PASSED, CHECK, FAILED])
     finally:
         con.close()
-    full = base / "full" / "ledger.duckdb"
-    full.parent.mkdir()
-    shutil.copy(ledger, full)
+    full = copy_ledger(ledger.parent, base / "full")
     return {"earlier": earlier, "later": later,
-            "nightly": _run_check(base / "nightly", ledger, "test"),
-            "full": _run_check(base / "full", full, "build", "--full-refresh")}
+            "nightly": _run_check(ledger),
+            "full": _run_check(full, "--full-refresh", command="build")}
 
 
 def test_the_nightly_check_fails_on_an_impossible_row_of_a_day_built_since_it_passed(doctored: dict) -> None:

@@ -19,16 +19,12 @@ Nightly: EARLIER (and BILLED for capacity) is found, LATER is not. `--full-refre
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from pipelines.dbt_project import ledger_dbt_executable
-from warehouse.home import DBT_DIR
+from tests.dbt.ledger_nodes import copy_ledger, run_checks
 
 CHECKS = ("assert_gpu_hour_in_one_pool", "assert_gpu_capacity_within_physical_gpus",
           "assert_usage_gpu_hours_counted_once")
@@ -37,29 +33,15 @@ EARLIER, LATER, BILLED = "2024-04-05", "2024-04-10", "2024-04-13"
 NODE = "a100gpu1"
 
 
-def _run(tmp_path: Path, ledger: Path, check: str, *extra: str) -> tuple[str, set[str]]:
-    """The check's dbt status and the days of the rows its compiled SQL returns."""
-    target = tmp_path / f"target-{check}"
-    target.mkdir()
-    shutil.copy(DBT_DIR / "target" / "partial_parse.msgpack", target / "partial_parse.msgpack")
-    done = subprocess.run(
-        [ledger_dbt_executable(), "--in", str(ledger.parent), *extra, "--select", check,
-         "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR), "--target-path", str(target),
-         "--log-path", str(tmp_path), "--vars", json.dumps({"ledger_db": ledger.name})],
-        capture_output=True, text=True, timeout=600, check=False)
-    results = [r for r in json.loads((target / "run_results.json").read_text())["results"]
-               if r["unique_id"] == f"test.gpu_ledger.{check}"]
-    assert len(results) == 1, done.stdout[-3000:]
-    (compiled,) = (target / "compiled").rglob(f"{check}.sql")
-    con = duckdb.connect(str(ledger), read_only=True)
-    try:
-        cur = con.execute(f"select * from ({compiled.read_text()}) as failing")
-        names = [d[0] for d in cur.description]
+def _run(ledger: Path, checks: tuple[str, ...], *extra: str, command: str = "test") -> dict[str, tuple[str, set[str]]]:
+    """Per check (`checks` in one dbt invocation): its dbt status and the days of the rows its compiled SQL
+    returns."""
+    found = {}
+    for check, (status, names, rows) in run_checks(ledger, checks, *extra, target=ledger.parent / "target",
+                                                   command=command).items():
         column = names.index("hour_start") if "hour_start" in names else names.index("day")
-        days = {str(row[column])[:10] for row in cur.fetchall()}
-    finally:
-        con.close()
-    return results[0]["status"], days
+        found[check] = (status, {str(row[column])[:10] for row in rows})
+    return found
 
 
 def _doctor(con: duckdb.DuckDBPyConnection) -> None:
@@ -102,19 +84,18 @@ def runs(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Each check on the doctored ledger, nightly and with --full-refresh."""
     assert sample_run["ok"], sample_run["reason"]
     base = tmp_path_factory.mktemp("check_scope_days")
-    ledger = base / "nightly" / "ledger.duckdb"
-    ledger.parent.mkdir()
-    shutil.copy(sample_run["home"] / "ledger.duckdb", ledger)
+    ledger = copy_ledger(sample_run["home"], base / "nightly")
     con = duckdb.connect(str(ledger))
     try:
         _doctor(con)
     finally:
         con.close()
-    full = base / "full" / "ledger.duckdb"
-    full.parent.mkdir()
-    shutil.copy(ledger, full)
-    return {check: {"nightly": _run(base / "nightly", ledger, check, "test"),
-                    "full": _run(base / "full", full, check, "build", "--full-refresh")} for check in CHECKS}
+    full = copy_ledger(ledger.parent, base / "full")
+    # `dbt test` takes no --full-refresh, and a `dbt build` skips the checks downstream of one that failed:
+    # one build per check
+    nightly = _run(ledger, CHECKS)
+    rebuilt = {c: _run(full, (c,), "--full-refresh", command="build")[c] for c in CHECKS}
+    return {check: {"nightly": nightly[check], "full": rebuilt[check]} for check in CHECKS}
 
 
 @pytest.mark.parametrize("check", CHECKS)

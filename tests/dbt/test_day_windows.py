@@ -2,7 +2,7 @@
 (dbt/macros/day_windows.sql).
 
 On copies of the sample ledger (usage from 2023 to 2026, with gaps of months between days), the model
-is rebuilt with `--full-refresh` once as one statement (`build_window_days: 0`) and once in windows of
+is rebuilt with `--full-refresh` once as one statement (`GPU_LEDGER_BUILD_WINDOW_DAYS=0`) and once in windows of
 one day with data (dozens of windows, the first open below and the last open above). Every row but
 the build stamp must be the same, none lost or doubled. Then the windowed copy's stored history key
 is made stale, so an incremental run rebuilds every day (pre-hook delete, then the windows inserted
@@ -11,43 +11,21 @@ into the existing table): the rows are again the one-statement build's.
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from pipelines.dbt_project import ledger_dbt_executable
-from warehouse.home import DBT_DIR
+from tests.dbt.ledger_nodes import copy_ledger, run_model
 
 MODEL = "int_gpu_usage_hourly"
 
 
-def _ledger_copy(home: Path, dst: Path) -> Path:
-    """The sample ledger and its raw Parquet layer under dst (dbt-duckdb names the catalog `ledger`)."""
-    dst.mkdir()
-    shutil.copy(home / "ledger.duckdb", dst / "ledger.duckdb")
-    shutil.copytree(home / "ledger.raw", dst / "ledger.raw")
-    return dst / "ledger.duckdb"
-
-
-def _build(tmp_path: Path, ledger: Path, window_days: int, *extra: str) -> str:
-    """`dbt run` of the model (one invocation); its log text. Fails the test unless the node succeeded."""
-    target = tmp_path / f"target-{ledger.parent.name}-{len(list(tmp_path.glob('target-*')))}"
-    target.mkdir()
-    shutil.copy(DBT_DIR / "target" / "partial_parse.msgpack", target / "partial_parse.msgpack")
-    done = subprocess.run(
-        [ledger_dbt_executable(), "--in", str(ledger.parent), "run", *extra, "--select", MODEL,
-         "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR), "--target-path", str(target),
-         "--log-path", str(target), "--vars", json.dumps({"ledger_db": ledger.name, "build_window_days": window_days})],
-        capture_output=True, text=True, timeout=900, check=False)
-    results = json.loads((target / "run_results.json").read_text())["results"]
-    assert [r["status"] for r in results if r["unique_id"] == f"model.gpu_ledger.{MODEL}"] == ["success"], \
-        done.stdout[-3000:]
-    return done.stdout
+def _build(ledger: Path, window_days: int, *extra: str) -> str:
+    """`dbt run` of the model (one invocation) in windows of `window_days` days with data (the macro's
+    environment setting: a var would make dbt parse the whole project again); its log text."""
+    return run_model(ledger, MODEL, *extra, env={"GPU_LEDGER_BUILD_WINDOW_DAYS": str(window_days)})
 
 
 def _rows(ledger: Path) -> list[tuple]:
@@ -72,8 +50,8 @@ def one_statement(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) ->
     """The sample ledger's model rebuilt in one statement, and its rows."""
     assert sample_run["ok"], sample_run["reason"]
     tmp = tmp_path_factory.mktemp("one_window")
-    ledger = _ledger_copy(sample_run["home"], tmp / "one")
-    log = _build(tmp, ledger, 0, "--full-refresh")
+    ledger = copy_ledger(sample_run["home"], tmp / "one", raw=True)
+    log = _build(ledger, 0, "--full-refresh")
     assert _windows(log) == 0, log[-2000:]
     return tmp, _rows(ledger)
 
@@ -81,9 +59,9 @@ def one_statement(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) ->
 def test_windowed_builds_equal_one_statement(one_statement: tuple[Path, list[tuple]], sample_run: dict) -> None:
     tmp, expected = one_statement
     assert len(expected) > 100  # the samples' GPU-hours: something to lose or double
-    ledger = _ledger_copy(sample_run["home"], tmp / "many")
+    ledger = copy_ledger(sample_run["home"], tmp / "many", raw=True)
 
-    log = _build(tmp, ledger, 1, "--full-refresh")
+    log = _build(ledger, 1, "--full-refresh")
     # one window per day with data, plus the open one below the first boundary: the samples hold
     # usage on more than ten separate days
     assert _windows(log) > 10, log[-2000:]
@@ -94,6 +72,6 @@ def test_windowed_builds_equal_one_statement(one_statement: tuple[Path, list[tup
         con.execute(f"update intermediate.{MODEL} set x_history_key = 'stale'")
     finally:
         con.close()
-    log = _build(tmp, ledger, 3)  # incremental: every day rebuilt, in windows of three days with data
+    log = _build(ledger, 3)  # incremental: every day rebuilt, in windows of three days with data
     assert "history-wide inputs changed" in log and _windows(log) > 3, log[-2000:]
     assert _rows(ledger) == expected

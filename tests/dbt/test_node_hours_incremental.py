@@ -14,35 +14,15 @@ with `--full-refresh` on a copy of the same ledger:
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from pipelines.dbt_project import ledger_dbt_executable
-from warehouse.home import DBT_DIR
+from tests.dbt.ledger_nodes import change, copy_ledger, run_model
 
 MODEL = "int_gpu_node_hours"
 RESTATED, GAP, NEXT = "2024-04-05", "2024-04-20", "2024-04-21"
-
-
-def _run_model(ledger: Path, *extra: str, model: str = MODEL) -> None:
-    """Run one model (alone) on `ledger` with a fresh target folder; asserts it succeeded."""
-    target = ledger.parent / "target"
-    shutil.rmtree(target, ignore_errors=True)
-    target.mkdir()
-    shutil.copy(DBT_DIR / "target" / "partial_parse.msgpack", target / "partial_parse.msgpack")
-    done = subprocess.run(
-        [ledger_dbt_executable(), "--in", str(ledger.parent), "run", *extra, "--select", model,
-         "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR), "--target-path", str(target),
-         "--log-path", str(ledger.parent), "--vars", json.dumps({"ledger_db": ledger.name})],
-        capture_output=True, text=True, timeout=600, check=False)
-    results = [r["status"] for r in json.loads((target / "run_results.json").read_text())["results"]
-               if r["unique_id"] == f"model.gpu_ledger.{model}"]
-    assert results == ["success"], done.stdout[-3000:]
 
 
 def _days(ledger: Path) -> dict[str, tuple]:
@@ -59,15 +39,6 @@ def _rows(ledger: Path) -> list[tuple]:
     con = duckdb.connect(str(ledger), read_only=True)
     try:
         return con.execute(f"select * exclude (x_built_at) from intermediate.{MODEL} order by all").fetchall()
-    finally:
-        con.close()
-
-
-def _change(ledger: Path, sql: list[str]) -> None:
-    con = duckdb.connect(str(ledger))
-    try:
-        for statement in sql:
-            con.execute(statement)
     finally:
         con.close()
 
@@ -91,17 +62,13 @@ RESTATED_AWAY = [
 def steps(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     assert sample_run["ok"], sample_run["reason"]
     base = tmp_path_factory.mktemp("node_hours")
-    nightly = base / "nightly" / "ledger.duckdb"
-    nightly.parent.mkdir()
-    shutil.copy(sample_run["home"] / "ledger.duckdb", nightly)
+    nightly = copy_ledger(sample_run["home"], base / "nightly")
     out = {"first": _days(nightly)}
     for name, sql in (("next_day", NEXT_DAY), ("restated_away", RESTATED_AWAY)):
-        _change(nightly, sql)
-        full = base / f"full-{name}" / "ledger.duckdb"
-        full.parent.mkdir()
-        shutil.copy(nightly, full)
-        _run_model(nightly)
-        _run_model(full, "--full-refresh")
+        change(nightly, sql)
+        full = copy_ledger(nightly.parent, base / f"full-{name}")
+        run_model(nightly, MODEL)
+        run_model(full, MODEL, "--full-refresh")
         out[name] = {"days": _days(nightly), "rows": _rows(nightly), "full_rows": _rows(full)}
     return out
 

@@ -9,13 +9,12 @@ day keeps its rows and build stamp, and the rows equal a `--full-refresh` build 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from tests.dbt.test_node_hours_incremental import _change, _run_model
+from tests.dbt.ledger_nodes import change, copy_ledger, run_model
 
 MODEL = "int_gpu_usage_unbilled"
 
@@ -32,18 +31,14 @@ def _read(ledger: Path, sql: str) -> list[tuple]:
 def restated(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     assert sample_run["ok"], sample_run["reason"]
     base = tmp_path_factory.mktemp("unbilled_emptied")
-    nightly = base / "nightly" / "ledger.duckdb"
-    nightly.parent.mkdir()
-    shutil.copy(sample_run["home"] / "ledger.duckdb", nightly)
+    nightly = copy_ledger(sample_run["home"], base / "nightly")
     days = f"select day, count(*), max(x_built_at) from intermediate.{MODEL} group by day order by day"
     before = {str(d): (n, stamp) for d, n, stamp in _read(nightly, days)}
     last = max(before)
-    _change(nightly, [f"delete from intermediate.int_gpu_usage_hourly where usage_date = '{last}'"])
-    full = base / "full" / "ledger.duckdb"
-    full.parent.mkdir()
-    shutil.copy(nightly, full)
-    _run_model(nightly, model=MODEL)
-    _run_model(full, "--full-refresh", model=MODEL)
+    change(nightly, [f"delete from intermediate.int_gpu_usage_hourly where usage_date = '{last}'"])
+    full = copy_ledger(nightly.parent, base / "full")
+    run_model(nightly, MODEL)
+    run_model(full, MODEL, "--full-refresh")
     rows = f"select * exclude (x_built_at) from intermediate.{MODEL} order by all"
     return {"last": last, "before": before,
             "after": {str(d): (n, stamp) for d, n, stamp in _read(nightly, days)},

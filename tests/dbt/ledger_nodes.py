@@ -1,0 +1,91 @@
+"""dbt nodes run alone on a copy of a built ledger, as the pipeline runs dbt, with a fresh target folder.
+
+Tests that change a model's inputs by hand and rebuild or check only the nodes concerned (incremental days,
+check scopes, windowed builds) share this instead of a refresh. The command runs through `gpu-ledger-dbt`
+inside the ledger's folder with the pipeline's vars (`DBT_LEDGER_VARS`), so the parse `gpu-ledger prepare`
+left in dbt/target applies (a partial parse, not a whole one); settings a test varies go through the
+environment, not `--vars` (other vars would make dbt parse the whole project again, ~4 CPU s). Only
+run_results.json is written (`--run-results-only`: no manifest, ~1.5 CPU s less); compiled SQL still is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import duckdb
+
+from pipelines.dbt_entry import DBT_LEDGER_VARS, RUN_RESULTS_ONLY
+from pipelines.dbt_project import ledger_dbt_executable
+from warehouse.home import DBT_DIR
+
+LEDGER = DBT_LEDGER_VARS["ledger_db"]  # dbt-duckdb names the catalog after the file: `ledger`
+
+
+def copy_ledger(home: Path, dst: Path, raw: bool = False) -> Path:
+    """A copy of `home`'s ledger as dst/ledger.duckdb (and its raw Parquet layer when `raw`)."""
+    dst.mkdir(parents=True)
+    shutil.copy(home / LEDGER, dst / LEDGER)
+    if raw:
+        shutil.copytree(home / "ledger.raw", dst / "ledger.raw")
+    return dst / LEDGER
+
+
+def change(ledger: Path, sql: list[str]) -> None:
+    """Run `sql` statements on the ledger (hand-made input changes)."""
+    con = duckdb.connect(str(ledger))
+    try:
+        for statement in sql:
+            con.execute(statement)
+    finally:
+        con.close()
+
+
+def run_nodes(ledger: Path, command: str, *args: str, target: Path,
+              env: dict[str, str] | None = None) -> tuple[dict[str, str], str]:
+    """`dbt <command> <args>` (selection, flags) on `ledger` with the fresh target folder `target`;
+    ({unique_id: status} of the nodes it ran, dbt's output). `env`: variables added for this command."""
+    assert ledger.name == LEDGER, ledger
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    shutil.copy(DBT_DIR / "target" / "partial_parse.msgpack", target / "partial_parse.msgpack")
+    done = subprocess.run(
+        [ledger_dbt_executable(), "--in", str(ledger.parent), RUN_RESULTS_ONLY, command, *args,
+         "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR), "--target-path", str(target),
+         "--log-path", str(target), "--vars", json.dumps(DBT_LEDGER_VARS)],
+        capture_output=True, text=True, timeout=900, check=False, env={**os.environ, **(env or {})})
+    results = target / "run_results.json"
+    assert results.is_file(), done.stdout[-3000:] + done.stderr[-3000:]
+    statuses = {r["unique_id"]: r["status"] for r in json.loads(results.read_text())["results"]}
+    return statuses, done.stdout
+
+
+def run_model(ledger: Path, model: str, *extra: str, target: Path | None = None,
+              env: dict[str, str] | None = None) -> str:
+    """`dbt run` of one model alone (`extra`: e.g. --full-refresh); asserts it succeeded; dbt's output."""
+    statuses, out = run_nodes(ledger, "run", *extra, "--select", model,
+                              target=target or ledger.parent / "target", env=env)
+    assert [s for u, s in statuses.items() if u == f"model.gpu_ledger.{model}"] == ["success"], out[-3000:]
+    return out
+
+
+def run_checks(ledger: Path, checks: tuple[str, ...], *extra: str, target: Path,
+               command: str = "test") -> dict[str, tuple[str, list[str], list[tuple]]]:
+    """The data tests `checks` in one dbt command (`command` test, or build with e.g. --full-refresh);
+    per check: its status, and the column names and rows its compiled SQL returns on the ledger."""
+    statuses, out = run_nodes(ledger, command, *extra, "--select", *checks, target=target)
+    found: dict[str, tuple[str, list[str], list[tuple]]] = {}
+    con = duckdb.connect(str(ledger), read_only=True)
+    try:
+        for check in checks:
+            status = statuses.get(f"test.gpu_ledger.{check}")
+            assert status is not None, out[-3000:]
+            (compiled,) = (target / "compiled").rglob(f"{check}.sql")
+            cur = con.execute(f"select * from ({compiled.read_text()}) as failing")
+            found[check] = (status, [d[0] for d in cur.description], cur.fetchall())
+    finally:
+        con.close()
+    return found
