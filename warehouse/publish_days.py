@@ -77,12 +77,36 @@ def changed_days(con: duckdb.DuckDBPyConnection, table: str, scope: DayScope, as
     if nulls:
         return None
     rows = con.execute(
-        f"select cast(d as date) from (select distinct {_q(scope.upstream_day)} as d "
-        f"from ledger.{_q(schema)}.{_q(name)} where {_q(scope.stamp)} is null or {_q(scope.stamp)} > ?) as stamped "
+        f"select cast(d as date) from ({stamped_days_sql(scope, 'ledger')}) as stamped "
         f"union (select distinct {day} from {source} except select distinct {day} from {copy}) "
         f"union (select distinct {day} from {copy} except select distinct {day} from {source}) order by 1",
         [as_of]).fetchall()
     return [r[0] for r in rows if r[0] is not None]
+
+
+def stamped_days_sql(scope: DayScope, catalog: str | None = None) -> str:
+    """SQL of the upstream's days (`d`) stamped after a time bound as its one parameter (or never stamped)."""
+    schema, _, name = scope.upstream.partition(".")
+    relation = ".".join(_q(p) for p in ((catalog,) if catalog else ()) + (schema, name))
+    return (f"select distinct {_q(scope.upstream_day)} as d from {relation} "
+            f"where {_q(scope.stamp)} is null or {_q(scope.stamp)} > ?")
+
+
+def days_stamped_since(con: duckdb.DuckDBPyConnection, table: str, scope: DayScope,
+                       since: datetime) -> tuple[str, list[date]] | None:
+    """For a check of mart `table` (in `marts` of the database `con` opened) that passed at `since`: a
+    predicate on the mart's rows of the days its upstream rewrote after that, and those days; None when
+    the mart lacks the day column or the upstream its stamp (then the check reads every row)."""
+    schema, _, name = scope.upstream.partition(".")
+    names = {r[0] for r in con.execute("select column_name from information_schema.columns where table_schema = ? "
+                                       "and table_name = ?", [schema, name]).fetchall()}
+    types = dict(con.execute("select column_name, data_type from information_schema.columns "
+                             "where table_schema = 'marts' and table_name = ?", [table]).fetchall())
+    if scope.upstream_day not in names or scope.stamp not in names or scope.column not in types:
+        return None
+    days = sorted(r[0] for r in con.execute(f"select cast(d as date) from ({stamped_days_sql(scope)}) as s",
+                                            [since]).fetchall() if r[0] is not None)
+    return in_days(scope.column, types[scope.column], days), days
 
 
 def in_days(column: str, column_type: str, days: list[date]) -> str:

@@ -252,13 +252,13 @@ def _distinct_rows(parts: list[pd.DataFrame]) -> pd.DataFrame:
             .drop(columns="_rid").reset_index(drop=True))
 
 
-def read_frame(con: duckdb.DuckDBPyConnection, suite: Suite,
-               files: Sequence[str] | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+def read_frame(con: duckdb.DuckDBPyConnection, suite: Suite, files: Sequence[str] | None = None,
+               rows: tuple[str, str] | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The rows a suite validates, and metadata saying how they were chosen.
 
     `files` (landed file hashes; raw tables only): validate only the rows those files loaded, plus the
     rows of the whole table that share a unique key with one of them (`night_scope` says when a
-    refresh may).
+    refresh may). `rows` (a predicate, and what it selects): likewise only the rows it selects.
 
     Only the columns the expectations name are read (a column the table lacks is left out, so
     its expectation fails and names it). A table of at most `suite.sample_rows` rows is read
@@ -285,6 +285,9 @@ def read_frame(con: duckdb.DuckDBPyConnection, suite: Suite,
         rowid = "rowid, " if _row_id(con, suite, cols)[0] == "rowid" else ""
         source = f"(select {rowid}* from {table} where {night}) as night"
         meta["scope"] = f"the rows of the {len(files)} files loaded in this run"
+    elif rows is not None:
+        rowid = "rowid, " if _row_id(con, suite, cols)[0] == "rowid" else ""
+        source, meta["scope"] = f"(select {rowid}* from {table} where {rows[0]}) as night", rows[1]
     total = con.execute(f"select count(*) from {source}").fetchone()[0]
     meta["rows"] = total
     keys = [k for k in _key_columns(suite) if all(c in present for c in k)]
@@ -373,12 +376,12 @@ def _describe(r: Any) -> str:
             f"e.g. {r.result.get('partial_unexpected_list', [])[:3]}")
 
 
-def run_suite(con: duckdb.DuckDBPyConnection, suite: Suite,
-              files: Sequence[str] | None = None) -> tuple[bool, list[str], dict[str, Any]]:
-    """Read a suite's rows from the working database (only those `files` loaded, when given: see
-    `read_frame`) and validate them; metadata includes seconds."""
+def run_suite(con: duckdb.DuckDBPyConnection, suite: Suite, files: Sequence[str] | None = None,
+              rows: tuple[str, str] | None = None) -> tuple[bool, list[str], dict[str, Any]]:
+    """Read a suite's rows from the working database (only those `files` loaded, or `rows` selects, when
+    given: see `read_frame`) and validate them; metadata includes seconds."""
     started = time.perf_counter()
-    df, meta = read_frame(con, suite, files)
+    df, meta = read_frame(con, suite, files, rows)
     run = len(to_validate(suite, df))
     meta["expectations_run"] = (f"{run} of {len(suite.expectations)} (no rows: the row rules have nothing to check)"
                                 if run < len(suite.expectations) else str(run))

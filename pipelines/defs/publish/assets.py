@@ -34,6 +34,13 @@ def day_scopes(nodes: dict[str, Any] | None = None) -> dict[str, DayScope]:
     return scopes
 
 
+def run_engine(run_config: dict[str, Any]) -> str:
+    """Where the run's dbt build ran. Build stamps are DuckDB's own build's: another engine's marts are
+    imported whole, so nothing is published or checked by day after such a build."""
+    dbt_config = ((run_config.get("ops") or {}).get("ledger_dbt_assets") or {}).get("config") or {}
+    return str(dbt_config.get("engine") or "duckdb")
+
+
 @dg.asset(key=["serving", "publication"], deps=MART_KEYS, group_name="serving", kinds={"duckdb"})
 def publication(context: dg.AssetExecutionContext, ledger: LedgerResource,
                 refresh_lock: RefreshLockResource) -> dg.MaterializeResult:
@@ -43,9 +50,7 @@ def publication(context: dg.AssetExecutionContext, ledger: LedgerResource,
     # rebuilt only their marts: the others are copied from the publication in place.
     selection = context.run.asset_selection
     rebuilt = {k.path[-1] for k in selection if k.path[0] == "marts"} if selection else None
-    # Build stamps are those of DuckDB's own build; another engine's marts are imported whole.
-    dbt_config = ((context.run.run_config.get("ops") or {}).get("ledger_dbt_assets") or {}).get("config") or {}
-    by_day = day_scopes() if dbt_config.get("engine", "duckdb") == "duckdb" else None
+    by_day = day_scopes() if run_engine(context.run.run_config) == "duckdb" else None
     counts = publish(ledger.db_path, ledger.serving_path, context.run.run_id, started,
                      carry_checks=bool(selection), rebuilt=rebuilt, by_day=by_day)
     return dg.MaterializeResult(metadata={"serving_path": str(ledger.serving_path), **{
