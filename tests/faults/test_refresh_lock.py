@@ -8,7 +8,8 @@ processes' temp files before writing.
 
 The end-to-end part runs on a copy of the session's shared first refresh (`focus_home`,
 tests/conftest.py) with hostile inputs added, so the same refresh also shows that refused inputs,
-alias bombs and credentials in names and labels come out as rejects and hashes, never as errors.
+alias bombs and credentials in names and labels come out as rejects and hashes, never as errors
+(a tests/prefetch.py job: the first `gpu-ledger run` in the job's process, the second a process of its own).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,6 +30,7 @@ import pytest
 
 from pipelines.outcome import lock_refusal
 from sources.secrets import redact
+from tests import prefetch
 from tests.conftest import REPO, SAMPLES, copy_home
 from tests.security.test_credential_shapes import JWT, NAME_TOKEN, URL
 from tests.security.test_yaml_aliases import _bomb
@@ -112,27 +115,51 @@ def _cli(*args: str) -> list[str]:
     return [str(GPU_LEDGER), *args]
 
 
-@pytest.fixture(scope="module")
-def two_refreshes(tmp_path_factory: pytest.TempPathFactory, focus_home: dict) -> dict:
+def build_two_refreshes(root: Path, focus_home: dict) -> dict:
+    """`gpu-ledger run` of a copy of `focus_home` with hostile inputs added, and while it holds the home a
+    second `gpu-ledger run --wait 1` of the same home, in a process of its own (a tests/prefetch.py job).
+
+    The first is the CLI's own `run` command in this process (typer's CliRunner: the same command, its
+    output captured), where the pipeline is imported already: a fresh CLI process would import it again
+    (~8 CPU s). The second starts as soon as the first holds the lock."""
+    from typer.testing import CliRunner
+
+    from pipelines.cli import app
+
     assert focus_home["ok"], focus_home["reason"]
-    root = tmp_path_factory.mktemp("two_refreshes")
     home = copy_home(focus_home["home"], root / "home")
     inputs = _hostile_inputs(focus_home["inputs"], root / "inputs")
     run = ["run", "--no-docs", "--inputs", str(inputs), "--home", str(home)]
     env = {**os.environ, "COLUMNS": "400"}
-    first = subprocess.Popen(_cli(*run), cwd=REPO, env=env, start_new_session=True, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 300
-    while read_holder(home).get("pid") != first.pid:
-        assert first.poll() is None and time.monotonic() < deadline, "the first refresh never took the lock"
-        time.sleep(0.05)
-    began = time.monotonic()
-    second = subprocess.run(_cli(*run, "--wait", "1"), cwd=REPO, env=env, capture_output=True, text=True,
-                            timeout=300, check=False)
-    second_s = time.monotonic() - began
-    first_out, _ = first.communicate(timeout=900)
-    return {"home": home, "first": (first.returncode, first_out, first.pid),
-            "second": (second.returncode, second.stdout + second.stderr, second_s)}
+    second: dict = {}
+
+    def refused() -> None:
+        while read_holder(home).get("pid") != os.getpid():
+            if "done" in second:
+                return
+            time.sleep(0.05)
+        began = time.monotonic()
+        done = subprocess.run(_cli(*run, "--wait", "1"), cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=300, check=False)
+        second["run"] = (done.returncode, done.stdout + done.stderr, time.monotonic() - began)
+
+    waiter = threading.Thread(target=refused)
+    waiter.start()
+    try:
+        first = CliRunner().invoke(app, run, env={"COLUMNS": "400"})
+    finally:
+        second["done"] = True
+        waiter.join(timeout=300)
+    out = first.output
+    if first.exception is not None and not isinstance(first.exception, SystemExit):
+        out += "".join(traceback.format_exception(first.exception))
+    assert "run" in second, f"the second refresh never ran while the first held the lock:\n{out[-3000:]}"
+    return {"home": home, "first": (first.exit_code, out, os.getpid()), "second": second["run"]}
+
+
+@pytest.fixture(scope="module")
+def two_refreshes(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("refresh_lock", tmp_path_factory)
 
 
 def test_the_second_refresh_names_the_first_and_exits_3(two_refreshes: dict) -> None:
