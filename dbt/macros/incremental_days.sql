@@ -233,3 +233,38 @@
         delete from {{ this }} where {{ day_column }} in ({{ days_sql }})
     {%- endif -%}
 {%- endmacro %}
+
+{#- The UTC day a scheduler job is kept under in int_gpu_jobs_attributed (x_job_day): its start's, else its
+    submission's, else 1970-01-01 (never null: delete+insert matches days by equality). -#}
+{% macro job_day(started_at, submitted_at) -%}
+    coalesce(cast({{ started_at }} as date), cast({{ submitted_at }} as date), cast('1970-01-01' as date))
+{%- endmacro %}
+
+{#- SQL of the days int_gpu_jobs_attributed rebuilds (and its pre-hook clears first, so a day whose jobs
+    all moved keeps no row): the days of jobs in files loaded since the watermark and the days the stored
+    rows of those jobs are on. -#}
+{% macro jobs_changed_days() -%}
+    {%- if not execute or not is_incremental() -%}
+        {{ return('select cast(null as date)') }}
+    {%- endif -%}
+    {%- set sql -%}
+        with new_jobs as (
+            select jobs.job_key, {{ gpu_ledger.job_day('jobs.started_at', 'jobs.submitted_at') }} as day
+            from {{ ref('stg_usage__gpu_jobs') }} as jobs
+            inner join ({{ gpu_ledger.files_loaded_since_last_build() }}) as new_files on new_files.file_hash = jobs.x_file_hash
+        )
+        select day from new_jobs
+        union
+        select built.x_job_day from {{ this }} as built where built.job_key in (select job_key from new_jobs)
+    {%- endset -%}
+    {{ return(sql) }}
+{%- endmacro %}
+
+{#- A digest of the scontrol inventory (a node's GPUs, model and cluster), a history-wide input of the
+    usage chain's keys (int_usage_history_key, int_gpu_jobs_history_key). -#}
+{% macro inventory_digest() -%}
+    select {{ gpu_ledger.sorted_distinct_join("concat_ws('/', coalesce(node, '~'), coalesce(stated_cluster, '~'), "
+                                   ~ "coalesce(gpu_type, '~'), cast(gpu_count as string), cast(physical_gpu_count as string))",
+                                   '|') }} as part
+    from {{ ref('stg_usage__gpu_inventory') }}
+{%- endmacro %}

@@ -53,3 +53,35 @@
                'x_split_share', 'x_split_share_rank', 'x_split_idle_share', 'x_split_portion_fraction',
                'x_loaded_at', 'x_history_key', 'x_built_at']) }}
 {%- endmacro %}
+
+{#- int_focus_allocation_splits: per billing period of `plan` (macros/incremental_days.sql; every period:
+    {'all': true}), `digest`, an md5 over the period's inputs other than its own ledger lines, each as the
+    model weighs it: the teams' used GPU-hours of the month, the chargeback weights untagged credits and
+    tax are spread by (both basis), and the idle share of every workload on each day its lines are charged
+    on. Stored on the period's rows (x_inputs_digest): a period whose digest moved is rebuilt (a new usage
+    day moves its month's weights and idle shares), whatever file the change came from. -#}
+{% macro allocation_split_digests(plan) -%}
+    select period, md5({{ gpu_ledger.sorted_distinct_join('line', ',') }}) as digest
+    from (
+        select cast(date_trunc('month', day) as date) as period,
+               concat_ws('|', 'used', team_id, cast(cast(sum(used_gpu_hours) as decimal(38, 12)) as string)) as line
+        from {{ ref('fct_gpu_utilisation_daily') }}
+        where team_id <> '(unallocated)' and used_gpu_hours > 0
+        group by cast(date_trunc('month', day) as date), team_id
+        union all
+        select billing_period_start, concat_ws('|', 'chargeback', basis, currency, team_id, cast(sum(amount) as string))
+        from {{ ref('int_chargeback_lines') }}
+        where line_kind in ('direct_cost', 'shared_cost', 'idle_cost', 'unused_commitment')
+        group by billing_period_start, basis, currency, team_id
+        union all
+        select line_days.period, concat_ws('|', 'idle', idle.workload_id, cast(idle.day as string),
+                                           cast(cast(idle.idle_share as decimal(18, 12)) as string))
+        from {{ ref('int_gpu_idle_by_workload') }} as idle
+        inner join (
+            select distinct cast(BillingPeriodStart as date) as period, cast(ChargePeriodStart as date) as day
+            from {{ ref('ledger_focus') }}
+        ) as line_days on line_days.day = idle.day
+    ) as inputs
+    where period is not null and {{ gpu_ledger.in_plan('period', plan) }}
+    group by period
+{%- endmacro %}

@@ -213,6 +213,20 @@ def _usage_rows(home: Path) -> list[tuple]:
         con.close()
 
 
+# The GPU-work chain and the splits by day or billing period: (model, its day column).
+WORK_MODELS = {"int_gpu_jobs_attributed": "x_job_day", "int_gpu_work_events": "x_event_day",
+               "int_gpu_work_priced": "x_event_day", "int_focus_allocation_splits": "x_billing_period"}
+
+
+def _model_rows(home: Path, table: str) -> list[tuple]:
+    con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
+    try:
+        return con.execute(f"select * exclude (x_loaded_at, x_built_at) from intermediate.{table} "
+                           "order by all").fetchall()
+    finally:
+        con.close()
+
+
 def _lab_pools(home: Path) -> list[tuple]:
     con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
     try:
@@ -252,10 +266,15 @@ def build_usage_chain(base: Path) -> dict:
                        "full_api_rows": _api_rows(full),
                        "published": published_tables(home / "serving.duckdb"),
                        "full_published": published_tables(full / "serving.duckdb"), "lab_pools": _lab_pools(home)}
+        for model, day in WORK_MODELS.items():
+            steps[name][model] = _stamps(home, model, day)
+            steps[name][model + ":rows"] = _model_rows(home, model)
+            steps[name][model + ":full_rows"] = _model_rows(full, model)
 
     _refresh(home, inputs)
     steps["first"] = {"stamps": _stamps(home), "lab_pools": _lab_pools(home), "export_stamps": _export_stamps(home),
-                      "unbilled_stamps": _unbilled_stamps(home), "api_stamps": _api_stamps(home)}
+                      "unbilled_stamps": _unbilled_stamps(home), "api_stamps": _api_stamps(home),
+                      **{model: _stamps(home, model, day) for model, day in WORK_MODELS.items()}}
     for rel in HELD:
         shutil.copy2(fleet / rel, inputs / rel)
     (inputs / "usage" / "sacct_late.txt").write_text(
@@ -308,6 +327,8 @@ def _assert_same(step: dict, load_history: bool = True) -> None:
     assert_same_rows(step["unbilled_rows"], step["full_unbilled_rows"],
                      "int_gpu_usage_unbilled (incremental against full)")
     assert_same_rows(step["api_rows"], step["full_api_rows"], "int_api_requests_allocated (incremental against full)")
+    for model in WORK_MODELS:
+        assert_same_rows(step[model + ":rows"], step[model + ":full_rows"], f"{model} (incremental against full)")
 
 
 def test_first_refresh_holds_days_one_and_two_and_the_lab_host_in_its_own_pool(chain: dict) -> None:
@@ -377,3 +398,26 @@ def test_api_requests_rebuild_the_days_of_new_or_restated_logs(chain: dict) -> N
     assert step["api_spends_before"][changed] != Decimal(RESTATED_SPEND)
     assert step["api_spends"][changed] == Decimal(RESTATED_SPEND)
     assert step["api_spends"][kept] == step["api_spends_before"][kept]
+
+
+def _work_rebuilt(before: dict, after: dict) -> dict[str, list[str]]:
+    return {model: _rebuilt(before[model], after[model]) for model in WORK_MODELS}
+
+
+def test_the_gpu_work_chain_rebuilds_the_days_its_inputs_changed(chain: dict) -> None:
+    # next day: day 3's accounting and the late job starting on day 2 (day 1's jobs are not touched)
+    jobs = _rebuilt(chain["first"]["int_gpu_jobs_attributed"], chain["next_day"]["int_gpu_jobs_attributed"])
+    assert {DAY2, DAY3} <= set(jobs) and DAY1 not in jobs
+    for before, name in (("next_day", "restated"), ("restated", "pool_moved"), ("pool_moved", "restated_cover")):
+        rebuilt = _work_rebuilt(chain[before], chain[name])
+        unbilled = _rebuilt(chain[before]["unbilled_stamps"], chain[name]["unbilled_stamps"])
+        # the work of a day follows the unbilled GPU-hours and run records of that day, its price the work
+        events = chain[name]["int_gpu_work_events"]
+        assert rebuilt["int_gpu_work_events"] == [d for d in unbilled if d in events], name
+        assert rebuilt["int_gpu_work_priced"] == rebuilt["int_gpu_work_events"], name
+        # the one billing period (April 2025) is rebuilt when its usage moved, never another
+        assert rebuilt["int_focus_allocation_splits"] in ([], ["2025-04-01"]), name
+    # the restated day-1 job: day 1 only; the lab-b job on day 3: day 3 only; no accounting file: none
+    assert _work_rebuilt(chain["next_day"], chain["restated"])["int_gpu_jobs_attributed"] == [DAY1]
+    assert _work_rebuilt(chain["restated"], chain["pool_moved"])["int_gpu_jobs_attributed"] == [DAY3]
+    assert _work_rebuilt(chain["pool_moved"], chain["restated_cover"])["int_gpu_jobs_attributed"] == []

@@ -1,93 +1,36 @@
+{{ config(
+    materialized='incremental',
+    incremental_strategy=gpu_ledger.day_incremental_strategy(),
+    partition_by=gpu_ledger.day_partition_by('x_event_day'),
+    unique_key='x_event_day',
+    on_schema_change='append_new_columns',
+    pre_hook=[
+        {"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_gpu_work_events_history_key'), [('x_runs_digest', 'string'), ('x_built_at', 'timestamp')]) }}", "transaction": false},
+        {"sql": "{{ gpu_ledger.clear_days('x_event_day', gpu_ledger.gpu_work_events_changed_days()) }}", "transaction": false}
+    ]
+) }}
 -- Every piece of GPU work a workload did, in GPU-hours, split by the cost component it belongs
 -- to: productive compute, checkpointing, failed work (failed or off-target runs, failed renders,
 -- failed eval tasks) and queue overhead. Priced in int_gpu_work_priced.
 -- Besides the run records, the scheduler and telemetry GPU-hours that no bill line and no run
 -- record covers (int_gpu_usage_unbilled.unbilled_gpu_hours: a GPU-hour is counted once), per job or
 -- GPU and day; those carry the usage's team, pool and site (owned hardware or a rented provider).
-with policies as (
-    select * from {{ ref('int_cost_policies') }}
+-- Incremental by UTC day of event_at (x_event_day; macros/gpu_work_days.sql): a row is one run record's
+-- or one usage day's work, so a run rebuilds the days int_gpu_usage_unbilled rebuilt since this model
+-- last did (or no longer holds), the days whose run records changed (when a benchmarks file was loaded
+-- since the watermark: the per-day digest of their work, x_runs_digest, moved) and the backfill window;
+-- every day when int_gpu_work_events_history_key changed (registry files, the SQL and seeds upstream).
+{%- if is_incremental() %}
+    {%- set plan = history_days(gpu_work_events_changed_days(), ref('int_gpu_work_events_history_key')) %}
+{%- else %}
+    {%- set plan = {'all': true, 'days': []} %}
+{%- endif %}
+with work as (
+    select * from ({{ gpu_work_runs() }}) as runs
 ),
 
-training as (
-    select *, (outcome <> 'completed' or not coalesce(reached_target, false)) as is_failed,
-           coalesce(checkpoint_minutes_total, 0) / 60.0 as checkpoint_hours
-    from {{ ref('stg_benchmarks__training_runs') }}
-),
-
-evals as (
-    select *, case when coalesce(tasks_total, 0) > 0 then tasks_completed / tasks_total else 0 end as done_share
-    from {{ ref('stg_benchmarks__eval_runs') }}
-),
-
-media as (
-    -- gpu_hours is GPUs x the batch's wall time (started_at to ended_at), queue included: queue_minutes are
-    -- minutes of that window the batch's GPUs were held waiting, so queue_overhead is carved out of
-    -- gpu_hours (never added on top) and the rest is split into rendered and failed work.
-    select *,
-           case when coalesce(produced, 0) + coalesce(failed_renders, 0) > 0
-                then coalesce(failed_renders, 0) / (produced + coalesce(failed_renders, 0)) else 0 end as failed_share,
-           least(coalesce(queue_minutes, 0) / 60.0 * coalesce(gpu_count, 0), gpu_hours) as queue_gpu_hours
-    from {{ ref('stg_benchmarks__media_batches') }}
-),
-
-serving as (
-    select *, case when coalesce(completed, 0) + coalesce(failed, 0) > 0
-                   then coalesce(failed, 0) / (completed + coalesce(failed, 0)) else 0 end as failed_share
-    from {{ ref('fct_benchmark_runs') }}
-    where workload_id is not null and gpu_model is not null and gpu_count > 0 and duration_s > 0
-),
-
-work as (
-    select 'benchmark' as basis, workload_id, 'benchmark_run' as source_kind, run_id as source_ref,
-           run_started_at as event_at, provider, gpu_model, pricing_category, 'gpu_compute' as component,
-           duration_s / 3600.0 * gpu_count * (1 - failed_share) as gpu_hours, cast(null as string) as cause
-    from serving
-    union all
-    select 'benchmark', workload_id, 'benchmark_run', run_id, run_started_at, provider, gpu_model, pricing_category,
-           'retry_waste', duration_s / 3600.0 * gpu_count * failed_share, 'failed requests'
-    from serving
-    where failed_share > 0
-    union all
-    select 'production', workload_id, 'training_run' as source_kind, run_id as source_ref, started_at as event_at,
-           provider, gpu_model, pricing_category,
-           case when is_failed then 'failure_waste' else 'gpu_compute' end as component,
-           (wall_hours - checkpoint_hours) * gpu_count as gpu_hours,
-           case when is_failed then 'run ' || outcome || ', target ' ||
-               case when coalesce(reached_target, false) then 'reached' else 'not reached' end end as cause
-    from training
-    union all
-    select 'production', workload_id, 'training_run', run_id, started_at, provider, gpu_model, pricing_category,
-           case when is_failed then 'failure_waste' else 'checkpointing' end,
-           checkpoint_hours * gpu_count,
-           case when is_failed then 'checkpoints of a failed run' end
-    from training
-    where checkpoint_hours > 0
-    union all
-    -- An eval suite is one output, accepted only when every task completed: a partial or failed suite
-    -- is failure waste as a whole (as a failed training run is), not 92 % compute.
-    select 'production', workload_id, 'eval_run', run_id, started_at, provider, gpu_model, pricing_category,
-           'gpu_compute', wall_hours * gpu_count, null
-    from evals
-    where done_share >= 1
-    union all
-    select 'production', workload_id, 'eval_run', run_id, started_at, provider, gpu_model, pricing_category,
-           'failure_waste', wall_hours * gpu_count, 'failed eval tasks: suite incomplete'
-    from evals
-    where done_share < 1
-    union all
-    select 'production', workload_id, 'media_batch', batch_id, started_at, policies.default_provider, gpu_model, 'on-demand',
-           'gpu_compute', (gpu_hours - queue_gpu_hours) * (1 - failed_share), null
-    from media, policies
-    union all
-    select 'production', workload_id, 'media_batch', batch_id, started_at, policies.default_provider, gpu_model, 'on-demand',
-           'failure_waste', (gpu_hours - queue_gpu_hours) * failed_share, 'failed renders'
-    from media, policies
-    where failed_share > 0
-    union all
-    select 'production', workload_id, 'media_batch', batch_id, started_at, policies.default_provider, gpu_model, 'on-demand',
-           'queue_overhead', queue_gpu_hours, 'GPUs held while the batch queued (inside its wall time)'
-    from media, policies
-    where queue_gpu_hours > 0
+day_work as (
+    select * from work where {{ in_plan(gpu_work_day('event_at'), plan) }}
 ),
 
 usage as (
@@ -99,13 +42,13 @@ usage as (
            case when outcome = 'failed' then 'job failed' end as cause,
            team_id, pool_id, site, is_owned_site
     from {{ ref('int_gpu_usage_unbilled') }}
-    where unbilled_gpu_hours > 0
+    where unbilled_gpu_hours > 0 and {{ in_plan('day', plan) }}
 ),
 
 all_work as (
     select work.*, cast(null as string) as team_id, cast(null as string) as pool_id, cast(null as string) as site,
            false as is_owned_site
-    from work
+    from day_work as work
     union all
     select basis, workload_id, source_kind, source_ref, event_at, provider, gpu_model, pricing_category, component,
            gpu_hours, cause, team_id, pool_id, site, is_owned_site
@@ -140,9 +83,25 @@ final as (
         team_id,
         pool_id,
         site,
-        is_owned_site
+        is_owned_site,
+        {{ gpu_work_day('event_at') }} as x_event_day
     from all_work
     where gpu_hours > 0
+),
+
+run_digests as (
+    {{ interval_day_digests(gpu_work_run_lines('day_work'), plan) }}
+),
+
+stamped as (
+    select
+        final.*,
+        run_digests.digest as x_runs_digest,
+        {{ latest_file_load() }} as x_loaded_at,
+        (select max(x_history_key) from {{ ref('int_gpu_work_events_history_key') }}) as x_history_key,
+        cast({{ dbt.current_timestamp() }} as timestamp) as x_built_at
+    from final
+    left join run_digests on run_digests.day = final.x_event_day
 )
 
-select * from final
+select * from stamped

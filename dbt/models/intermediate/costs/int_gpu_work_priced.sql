@@ -1,3 +1,14 @@
+{{ config(
+    materialized='incremental',
+    incremental_strategy=gpu_ledger.day_incremental_strategy(),
+    partition_by=gpu_ledger.day_partition_by('x_event_day'),
+    unique_key='x_event_day',
+    on_schema_change='append_new_columns',
+    pre_hook=[
+        {"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_gpu_work_priced_history_key'), [('x_built_at', 'timestamp')]) }}", "transaction": false},
+        {"sql": "{{ gpu_ledger.clear_days('x_event_day', gpu_ledger.gpu_work_priced_changed_days()) }}", "transaction": false}
+    ]
+) }}
 -- GPU work priced per GPU-hour as of when it ran. Every row gets a pricing_status:
 --   'owned-hardware': usage on an owned site (registry owned_hardware.sites) at the site's cost of
 --     a GPU-hour (int_owned_hardware_rates: capex amortisation + power + operations);
@@ -10,8 +21,20 @@
 --     model; scheduler/telemetry usage with no provider (its pool is on no bill line, no owned site
 --     and no usage_providers entry); no observed USD price for the GPU model; a pricing category
 --     with no factor (before, the factor silently fell back to 1); an owned site missing an input.
+-- Incremental by UTC day (x_event_day, int_gpu_work_events'): a row is one work row priced by rules and
+-- prices that span all history, so a run rebuilds the days int_gpu_work_events wrote since this model last
+-- did or no longer holds (macros/gpu_work_days.sql) and the backfill window; every day when
+-- int_gpu_work_priced_history_key changed (the price history, owned-hardware rates, registry files, the
+-- SQL and seeds upstream).
+{%- if is_incremental() %}
+    {%- set plan = history_days(gpu_work_priced_changed_days(), ref('int_gpu_work_priced_history_key')) %}
+{%- else %}
+    {%- set plan = {'all': true, 'days': []} %}
+{%- endif %}
 with events as (
-    select * from {{ ref('int_gpu_work_events') }}
+    select {{ star_except(['x_runs_digest', 'x_loaded_at', 'x_history_key', 'x_built_at']) }}
+    from {{ ref('int_gpu_work_events') }}
+    where {{ in_plan('x_event_day', plan) }}
 ),
 
 policies as (
@@ -161,5 +184,9 @@ final as (
 
 select
     *,
-    {{ money('rate_per_gpu_hour * cast(gpu_hours as decimal(38, 6))') }} as amount
+    {{ money('rate_per_gpu_hour * cast(gpu_hours as decimal(38, 6))') }} as amount,
+    (select max(x_history_key) from {{ ref('int_gpu_work_priced_history_key') }}) as x_history_key,
+    -- the latest file load when the day was built (the models by day keep it; no rule here reads it)
+    {{ latest_file_load() }} as x_loaded_at,
+    cast({{ dbt.current_timestamp() }} as timestamp) as x_built_at
 from final

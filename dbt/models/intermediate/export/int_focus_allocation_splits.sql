@@ -1,3 +1,14 @@
+{{ config(
+    materialized='incremental',
+    incremental_strategy=gpu_ledger.day_incremental_strategy(),
+    partition_by=gpu_ledger.day_partition_by('x_billing_period'),
+    unique_key='x_billing_period',
+    on_schema_change='append_new_columns',
+    pre_hook=[
+        {"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_focus_export_history_key'), [('x_inputs_digest', 'string'), ('x_built_at', 'timestamp')]) }}", "transaction": false},
+        {"sql": "{{ gpu_ledger.clear_vanished_days('x_billing_period', 'select distinct cast(BillingPeriodStart as date) from ' ~ ref('ledger_focus')) }}", "transaction": false}
+    ]
+) }}
 -- How every ledger line splits by allocation, line by line (FOCUS 1.3 split cost
 -- allocation). int_chargeback_lines only holds team totals per basis, so the per-line split is
 -- computed here with the chargeback's own weights on the registry's chosen basis (policy
@@ -21,6 +32,35 @@
 --   * every other line is one unsplit part (method null).
 -- Each part's amounts are exact to 12 decimals; the rounding remainder of a split goes to its largest
 -- share, so the parts of a line add up to the line exactly (assert_focus_export_partitions_ledger).
+-- Incremental by billing period (x_billing_period, the line's BillingPeriodStart as a date;
+-- macros/incremental_days.sql): every weight above is one period's (its direct costs, used GPU-hours and
+-- chargeback) and every idle share one day's, so the rows of a period depend on nothing outside it but
+-- the policies. A run rebuilds the periods of billing files loaded since the watermark x_loaded_at (a new
+-- bill, a re-delivery: it replaces the lines of its own periods; lines it drops move the period's
+-- chargeback weights), the periods whose small per-period inputs
+-- (used GPU-hours, the chargeback weights, the idle shares of their lines' days: macro
+-- allocation_split_inputs) digest otherwise than the x_inputs_digest stored on their rows, and the backfill
+-- window; every period when int_focus_export_history_key changed (registry files, the SQL and seeds
+-- upstream). A nightly usage day rebuilds its month, not the history.
+{%- if is_incremental() %}
+    {%- set changed_periods_sql %}
+        select distinct cast(ledger.BillingPeriodStart as date) as period
+        from {{ ref('ledger_focus') }} as ledger
+        inner join ({{ files_loaded_since_last_build() }}) as new_files on new_files.file_hash = ledger.x_file_hash
+        union
+        select coalesce(current_digests.period, stored.period)
+        from (
+            select * from ({{ allocation_split_digests({'all': true, 'days': []}) }}) as digests
+            where period in (select cast(BillingPeriodStart as date) from {{ ref('ledger_focus') }})
+        ) as current_digests
+        full outer join (select distinct x_billing_period as period, x_inputs_digest as digest from {{ this }}) as stored
+            on stored.period = current_digests.period
+        where stored.digest is distinct from current_digests.digest
+    {%- endset %}
+    {%- set plan = history_days(changed_periods_sql, ref('int_focus_export_history_key')) %}
+{%- else %}
+    {%- set plan = {'all': true, 'days': []} %}
+{%- endif %}
 with policies as (
     select * from {{ ref('int_cost_policies') }}
 ),
@@ -56,6 +96,7 @@ ledger as (
         on idle.workload_id = ledger.x_workload_id and idle.day = cast(ledger.ChargePeriodStart as date)
         and ledger.x_gpu_model is not null and ledger.ChargeCategory = 'Usage'
         and coalesce(ledger.CommitmentDiscountStatus, '') <> 'Unused'
+    where {{ in_plan('cast(ledger.BillingPeriodStart as date)', plan) }}
 ),
 
 direct_weights as (
@@ -78,6 +119,7 @@ usage_weights as (
     select cast(date_trunc('month', day) as date) as billing_period_start, team_id, sum(used_gpu_hours) as weight
     from {{ ref('fct_gpu_utilisation_daily') }}
     where team_id <> '(unallocated)' and used_gpu_hours > 0
+      and {{ in_plan("cast(date_trunc('month', day) as date)", plan) }}
     group by cast(date_trunc('month', day) as date), team_id
 ),
 
@@ -115,6 +157,7 @@ credit_tax_weights as (
     cross join policies
     where lines.basis = policies.chargeback_basis
         and lines.line_kind in ('direct_cost', 'shared_cost', 'idle_cost', 'unused_commitment')
+        and {{ in_plan('lines.billing_period_start', plan) }}
     group by lines.billing_period_start, lines.currency, lines.team_id
     having sum(lines.amount) > 0
 ),
@@ -205,6 +248,7 @@ ranked as (
     select
         targets.*,
         ledger.charge_day,
+        ledger.billing_period_start,
         ledger.idle_share,
         cast(case when targets.portion = 'idle' then ledger.idle_share else 1 - ledger.idle_share end as decimal(18, 12))
             as portion_fraction,
@@ -216,11 +260,21 @@ ranked as (
     inner join ledger on ledger.x_charge_key = targets.x_charge_key
 ),
 
+input_digests as (
+    {{ allocation_split_digests(plan) }}
+),
+
 final as (
     select
         x_charge_key, portion, team_id, workload_id,
-        method, weight, weight_total, share, share_rank, idle_share, portion_fraction, parts_of_line, charge_day
+        method, weight, weight_total, share, share_rank, idle_share, portion_fraction, parts_of_line, charge_day,
+        ranked.billing_period_start as x_billing_period,
+        input_digests.digest as x_inputs_digest,
+        {{ latest_file_load() }} as x_loaded_at,
+        (select max(x_history_key) from {{ ref('int_focus_export_history_key') }}) as x_history_key,
+        cast({{ dbt.current_timestamp() }} as timestamp) as x_built_at
     from ranked
+    left join input_digests on input_digests.period = ranked.billing_period_start
 )
 
 select * from final

@@ -1,3 +1,14 @@
+{{ config(
+    materialized='incremental',
+    incremental_strategy=gpu_ledger.day_incremental_strategy(),
+    partition_by=gpu_ledger.day_partition_by('x_job_day'),
+    unique_key='x_job_day',
+    on_schema_change='append_new_columns',
+    pre_hook=[
+        {"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_gpu_jobs_history_key'), [('x_built_at', 'timestamp')]) }}", "transaction": false},
+        {"sql": "{{ gpu_ledger.clear_days('x_job_day', gpu_ledger.jobs_changed_days()) }}", "transaction": false}
+    ]
+) }}
 -- Every scheduler job with its canonical GPU model, effective end, nodes and owner.
 -- End: a running job has no End, so started_at + Elapsed (the accounting snapshot) stands in.
 -- Owner: Slurm account / k8s namespace through registry mappings (slurm_account, namespace), then a
@@ -8,8 +19,20 @@
 -- profile's slices from the mig_profiles seed (compute slices of 7, or memory slices of 8 under policy
 -- mig_fraction_rule: memory; a profile the seed lacks counts its '<n>g' compute slices of 7), a HAMi share
 -- (gpucores, or gpumem-percentage under the memory rule), else 1. allocated_gpu_hours counts it.
+-- Incremental by UTC day of the job's start (x_job_day: else its submission, else 1970-01-01;
+-- macros/incremental_days.sql): a row is one job's latest record with rules that span all history, so a
+-- run rebuilds the days of jobs in files loaded since the watermark x_loaded_at (new, late or restated
+-- accounting) and the days those jobs were kept under before (a restated job that moved day), and the
+-- backfill window; every day when int_gpu_jobs_history_key changed (registry files, scontrol inventory,
+-- the SQL and seeds upstream).
+{%- if is_incremental() %}
+    {%- set plan = history_days(jobs_changed_days(), ref('int_gpu_jobs_history_key')) %}
+{%- else %}
+    {%- set plan = {'all': true, 'days': []} %}
+{%- endif %}
 with jobs as (
     select * from {{ ref('stg_usage__gpu_jobs') }}
+    where {{ in_plan(job_day('started_at', 'submitted_at'), plan) }}
 ),
 
 inventory as (
@@ -199,7 +222,11 @@ final as (
             when resolved.state = 'COMPLETED' then 'completed'
             when resolved.state in ('RUNNING', 'PENDING') then lower(resolved.state)
             else 'unknown'
-        end as outcome
+        end as outcome,
+        {{ job_day('resolved.started_at', 'resolved.submitted_at') }} as x_job_day,
+        {{ latest_file_load() }} as x_loaded_at,
+        (select max(x_history_key) from {{ ref('int_gpu_jobs_history_key') }}) as x_history_key,
+        cast({{ dbt.current_timestamp() }} as timestamp) as x_built_at
     from fractions as resolved
     left join workloads on workloads.workload_id = coalesce(resolved.account_workload_id, resolved.label_workload_id)
 )

@@ -29,10 +29,7 @@ mig_profiles as (
 ),
 
 inventory as (
-    select {{ sorted_distinct_join("concat_ws('/', coalesce(node, '~'), coalesce(stated_cluster, '~'), "
-                                   ~ "coalesce(gpu_type, '~'), cast(gpu_count as string), cast(physical_gpu_count as string))",
-                                   '|') }} as part
-    from {{ ref('stg_usage__gpu_inventory') }}
+    {{ inventory_digest() }}
 ),
 
 nodes as (
