@@ -126,7 +126,7 @@
         select distinct x_event_day from {{ this }}
         where x_runs_digest is null
           and x_event_day not in (select day from {{ ref('int_gpu_usage_unbilled') }} where unbilled_gpu_hours > 0)
-        {%- if gpu_ledger.family_loaded_since_last_build('benchmarks') %}
+        {%- if gpu_ledger.gpu_work_runs_may_have_changed() %}
         union
         select day from ({{ gpu_ledger.days_with_changed_digest(gpu_ledger.gpu_work_run_lines('(' ~ gpu_ledger.gpu_work_runs() ~ ')'), 'x_event_day', 'x_runs_digest') }}) as runs_changed
         {%- endif %}
@@ -149,4 +149,14 @@
         where x_event_day not in (select x_event_day from {{ ref('int_gpu_work_events') }})
     {%- endset -%}
     {{ return(sql) }}
+{%- endmacro %}
+
+{#- True when a benchmarks file was loaded since the build of int_gpu_work_events (its run records may have
+    changed). A table built before it kept a watermark rebuilds every day anyway (history_days): false. -#}
+{% macro gpu_work_runs_may_have_changed() -%}
+    {%- set names = adapter.get_columns_in_relation(this) | map(attribute='name') | map('lower') | list -%}
+    {%- if 'x_loaded_at' not in names or 'x_runs_digest' not in names -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {{ return(gpu_ledger.family_loaded_since_last_build('benchmarks')) }}
 {%- endmacro %}

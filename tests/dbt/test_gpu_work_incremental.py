@@ -126,9 +126,10 @@ def test_the_changed_work_is_there(steps: dict) -> None:
     # 3 unbilled rows of 2024-04-05, 1 GPU-hour more each: +3
     assert after["2024-04-05 slurm_job"] - before["2024-04-05 slurm_job"] == Decimal("3")
     assert "2024-04-10 slurm_job" not in after
-    # the run: (5.33 h - 3.5 / 60 h of checkpoints) x 1 GPU = 5.271667 compute; one more wall hour: 6.271667
-    assert steps["before"]["run_hours"] == [("checkpointing", Decimal("0.058333")), ("gpu_compute", Decimal("5.271667"))]
-    assert steps["after"]["run_hours"] == [("checkpointing", Decimal("0.058333")), ("gpu_compute", Decimal("6.271667"))]
+    # the run failed (its work and checkpoints are failure waste): (5.33 h - 3.5 / 60 h of checkpoints) x 1 GPU
+    # = 5.271667 and 0.058333; one more wall hour: 6.271667, the checkpoints as they were
+    assert steps["before"]["run_hours"] == [("failure_waste", Decimal("0.058333")), ("failure_waste", Decimal("5.271667"))]
+    assert steps["after"]["run_hours"] == [("failure_waste", Decimal("0.058333")), ("failure_waste", Decimal("6.271667"))]
 
 
 @pytest.mark.parametrize("model", list(MODELS))
