@@ -17,18 +17,13 @@ rebuild 2024-09 and delete 2023-09, no other period.
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from pipelines.dbt_project import ledger_dbt_executable
-from tests.dbt.test_node_hours_incremental import _change
-from warehouse.home import DBT_DIR
+from tests.dbt.ledger_nodes import change, copy_ledger, run_nodes
 
 MODELS = {"int_gpu_work_events": "x_event_day", "int_gpu_work_priced": "x_event_day",
           "int_focus_allocation_splits": "x_billing_period"}
@@ -48,19 +43,10 @@ CHANGES = [
 
 
 def _run(ledger: Path, *extra: str) -> None:
-    """Run the three models (alone) on `ledger` with a fresh target folder; asserts each succeeded."""
-    target = ledger.parent / "target"
-    shutil.rmtree(target, ignore_errors=True)
-    target.mkdir()
-    shutil.copy(DBT_DIR / "target" / "partial_parse.msgpack", target / "partial_parse.msgpack")
-    done = subprocess.run(
-        [ledger_dbt_executable(), "--in", str(ledger.parent), "run", *extra, "--select", *MODELS,
-         "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR), "--target-path", str(target),
-         "--log-path", str(ledger.parent), "--vars", json.dumps({"ledger_db": ledger.name})],
-        capture_output=True, text=True, timeout=600, check=False)
-    results = {r["unique_id"]: r["status"] for r in json.loads((target / "run_results.json").read_text())["results"]
-               if r["unique_id"].startswith("model.")}
-    assert results == {f"model.gpu_ledger.{m}": "success" for m in MODELS}, done.stdout[-3000:]
+    """Run the three models (alone, one dbt command) on `ledger`; asserts each succeeded."""
+    statuses, out = run_nodes(ledger, "run", *extra, "--select", *MODELS, target=ledger.parent / "target")
+    models = {u: s for u, s in statuses.items() if u.startswith("model.")}
+    assert models == {f"model.gpu_ledger.{m}": "success" for m in MODELS}, out[-3000:]
 
 
 def _read(ledger: Path) -> dict:
@@ -87,13 +73,10 @@ def _read(ledger: Path) -> dict:
 def steps(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     assert sample_run["ok"], sample_run["reason"]
     base = tmp_path_factory.mktemp("gpu_work")
-    nightly, full = base / "nightly" / "ledger.duckdb", base / "full" / "ledger.duckdb"
-    nightly.parent.mkdir()
-    full.parent.mkdir()
-    shutil.copy(sample_run["home"] / "ledger.duckdb", nightly)
+    nightly = copy_ledger(sample_run["home"], base / "nightly")
     before = _read(nightly)
-    _change(nightly, CHANGES)
-    shutil.copy(nightly, full)
+    change(nightly, CHANGES)
+    full = copy_ledger(nightly.parent, base / "full")
     _run(nightly)
     _run(full, "--full-refresh")
     return {"before": before, "after": _read(nightly), "full": _read(full)}
