@@ -1,3 +1,14 @@
+{{ config(
+    materialized='incremental',
+    incremental_strategy=gpu_ledger.day_incremental_strategy(),
+    partition_by=gpu_ledger.day_partition_by('billing_period_start'),
+    unique_key='billing_period_start',
+    on_schema_change='append_new_columns',
+    pre_hook=[
+        {"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_chargeback_lines_history_key'), [('x_inputs_digest', 'string'), ('x_built_at', 'timestamp')]) }}", "transaction": false},
+        {"sql": "{{ gpu_ledger.clear_months('billing_period_start', gpu_ledger.chargeback_changed_months(), ref('int_chargeback_lines_history_key')) }}", "transaction": false}
+    ]
+) }}
 -- Every invoice amount as a chargeback line, computed once per cost basis: `billed` (FOCUS
 -- BilledCost, what the invoice says) and `amortised` (EffectiveCost: commitment purchases spread
 -- over the usage they cover). Each basis is allocated on its own, so each conserves to the cent:
@@ -28,6 +39,16 @@
 -- 'none'), else the split that placed it ('proportional-direct-cost', 'proportional-used-gpu-hours',
 -- 'proportional-chargeback', 'separate-idle', 'owner', 'unallocated-policy', 'no-team-charged',
 -- 'api-spend'); the names int_focus_allocation_splits writes to the export's AllocatedMethodId.
+-- Incremental by billing period (calendar month; macros/incremental_months.sql, macros/cost_months.sql):
+-- every pool and weight above is one basis, period and currency. A run rebuilds the periods whose input
+-- stamps changed (ledger and API files with their rows per month, days the usage models rebuilt), the
+-- periods of bill lines whose charge reaches into such a month, and the backfill window; every period
+-- when int_chargeback_lines_history_key changed (registry files, the SQL and seeds upstream).
+{%- if is_incremental() %}
+    {%- set plan = month_plan(chargeback_changed_months(), ref('int_chargeback_lines_history_key')) %}
+{%- else %}
+    {%- set plan = {'all': true, 'days': []} %}
+{%- endif %}
 with ledger as (
     -- no idle portion is cut from a line the provider allocated (the export keeps it whole too)
     select ledger.*,
@@ -39,6 +60,7 @@ with ledger as (
         on idle.workload_id = ledger.x_workload_id and idle.day = cast(ledger.ChargePeriodStart as date)
         and ledger.x_gpu_model is not null and ledger.ChargeCategory = 'Usage'
         and coalesce(ledger.CommitmentDiscountStatus, '') <> 'Unused'
+    where {{ in_plan('ledger.BillingPeriodStart', plan) }}
 ),
 
 policies as (
@@ -47,6 +69,7 @@ policies as (
 
 api as (
     select * from {{ ref('fct_api_spend_daily') }}
+    where {{ in_plan('day', plan) }}
 ),
 
 bases as (
@@ -98,7 +121,7 @@ idle_parts as (
 usage_weights as (
     select cast(date_trunc('month', day) as date) as billing_period_start, team_id, sum(used_gpu_hours) as used
     from {{ ref('fct_gpu_utilisation_daily') }}
-    where team_id <> '(unallocated)' and used_gpu_hours > 0
+    where team_id <> '(unallocated)' and used_gpu_hours > 0 and {{ in_plan('day', plan) }}
     group by all
 ),
 
@@ -315,4 +338,13 @@ final as (
     union all select * from credits_tax_unspread
 )
 
-select * from final
+select
+    final.*,
+    -- the month's input stamps, when the month was built, the latest file load and history key it saw
+    digests.digest as x_inputs_digest,
+    cast({{ dbt.current_timestamp() }} as timestamp) as x_built_at,
+    {{ latest_file_load() }} as x_loaded_at,
+    (select max(x_history_key) from {{ ref('int_chargeback_lines_history_key') }}) as x_history_key
+from final
+left join ({{ month_stamp_digests(chargeback_stamps()) }}) as digests
+    on digests.month = cast(date_trunc('month', final.billing_period_start) as date)

@@ -1,3 +1,14 @@
+{{ config(
+    materialized='incremental',
+    incremental_strategy=gpu_ledger.day_incremental_strategy(),
+    partition_by=gpu_ledger.day_partition_by('period'),
+    unique_key='period',
+    on_schema_change='append_new_columns',
+    pre_hook=[
+        {"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_workload_cost_lines_history_key'), [('x_inputs_digest', 'string'), ('x_built_at', 'timestamp')]) }}", "transaction": false},
+        {"sql": "{{ gpu_ledger.clear_months('period', gpu_ledger.cost_lines_changed_months(), ref('int_workload_cost_lines_history_key'), ['benchmarks', 'prices']) }}", "transaction": false}
+    ]
+) }}
 -- Every cost a workload carries, one line per (source row, component), traceable to where it came
 -- from: priced GPU work, LLM API requests, bill lines tagged to the workload, the registry's
 -- monthly assumptions (storage, network, serving stack), media review and moderation, and the
@@ -7,6 +18,18 @@
 -- oom, timeout, preempted, node_fail, unallocated, underused, queue); null on lines that are not waste.
 -- Registry assumptions are estimates that fill gaps only: prorated to the days the workload was active in
 -- the month and only for a component with no bill line for that workload-month (detail 'estimate: ...').
+-- Incremental by calendar month of period (macros/incremental_months.sql, macros/cost_months.sql): every
+-- rule above reads the rows of one workload-month, and a run or bill line of the month with the inputs
+-- of the months it runs in. A run rebuilds the months whose input stamps changed (days the usage models
+-- rebuilt, ledger and API files with their rows per month), the months of runs and bill lines that reach
+-- into such a month, and the backfill window; every month when int_workload_cost_lines_history_key
+-- changed (registry files, the SQL and seeds upstream) or a benchmarks or prices file was loaded (run
+-- records and prices the stamps do not place: a restated run may move, a price applies to any later day).
+{%- if is_incremental() %}
+    {%- set plan = month_plan(cost_lines_changed_months(), ref('int_workload_cost_lines_history_key'), ['benchmarks', 'prices']) %}
+{%- else %}
+    {%- set plan = {'all': true, 'days': []} %}
+{%- endif %}
 with policies as (
     select * from {{ ref('int_cost_policies') }}
 ),
@@ -42,6 +65,7 @@ runs_on_bill as (
             ) as runs
             where runs.workload_id is not null and runs.gpu_model is not null
               and runs.started_at is not null and runs.ended_at is not null
+              and {{ overlaps_plan('runs.started_at', 'greatest(runs.ended_at, runs.started_at + interval 1 microsecond)', plan) }}
         ) as run_hours
     ) as run_days
     inner join (
@@ -54,6 +78,11 @@ runs_on_bill as (
             from {{ ref('ledger_focus') }} as ledger
             where ledger.ChargeCategory = 'Usage' and ledger.x_workload_id is not null and ledger.x_gpu_model is not null
               and ledger.ChargePeriodStart is not null and ledger.ChargePeriodEnd is not null
+              -- only lines the runs of the rebuilt months can meet (every line in a full build)
+              and ledger.ChargePeriodStart <= (select max(ended_at) from ({{ cost_lines_run_records() }}) as runs
+                                              where {{ overlaps_plan('started_at', 'greatest(ended_at, started_at + interval 1 microsecond)', plan) }})
+              and ledger.ChargePeriodEnd >= (select min(started_at) from ({{ cost_lines_run_records() }}) as runs
+                                            where {{ overlaps_plan('started_at', 'greatest(ended_at, started_at + interval 1 microsecond)', plan) }})
         ) as line_hours
     ) as line_days
         on line_days.x_workload_id = run_days.workload_id and line_days.x_gpu_model = run_days.gpu_model
@@ -81,7 +110,7 @@ gpu_work as (
                else 'failed_job'
            end as cause
     from {{ ref('int_gpu_work_priced') }} as work
-    where pricing_status <> 'unpriced' and workload_id is not null
+    where pricing_status <> 'unpriced' and workload_id is not null and {{ in_plan('event_at', plan) }}
       and not exists (select 1 from runs_on_bill
                       where runs_on_bill.source_kind = work.source_kind and runs_on_bill.ref = work.source_ref)
 ),
@@ -94,8 +123,8 @@ api as (
            spend as amount, 'api_request' as source_kind, request_id as source_ref,
            provider || '/' || model as detail,
            case when status = 'failure' then 'failed_request' end as cause
-    from {{ ref('stg_api_spend__requests') }}
-    where workload_tag is not null and spend <> 0
+    from {{ ref('int_api_requests_allocated') }}
+    where workload_tag is not null and spend <> 0 and {{ in_plan('started_at', plan) }}
 ),
 
 idle as (
@@ -108,7 +137,7 @@ billed_lines as (
     left join idle
         on idle.workload_id = ledger.x_workload_id and idle.day = cast(ledger.ChargePeriodStart as date)
         and ledger.x_gpu_model is not null and ledger.ChargeCategory = 'Usage'
-    where ledger.x_workload_id is not null
+    where ledger.x_workload_id is not null and {{ in_plan('ledger.ChargePeriodStart', plan) }}
 ),
 
 billed as (
@@ -150,14 +179,14 @@ media_people as (
            'media_batch' as source_kind, batch_id as source_ref, 'operator minutes x operator_hourly_rate' as detail,
            cast(null as string) as cause
     from {{ ref('stg_benchmarks__media_batches') }}, policies
-    where coalesce(operator_review_minutes, 0) > 0
+    where coalesce(operator_review_minutes, 0) > 0 and {{ in_plan('started_at', plan) }}
     union all
     select 'production', workload_id, date_trunc('month', started_at)::date, policies.moderation_cost_currency,
            'moderation_or_quality_filtering',
            {{ money('cast(produced as decimal(38, 6)) * policies.moderation_cost_per_asset') }},
            'media_batch', batch_id, 'produced assets x moderation_cost_per_asset', cast(null as string)
     from {{ ref('stg_benchmarks__media_batches') }}, policies
-    where coalesce(produced, 0) > 0
+    where coalesce(produced, 0) > 0 and {{ in_plan('started_at', plan) }}
 ),
 
 owned_idle as (
@@ -168,6 +197,7 @@ owned_idle as (
                || cast(share as string) || ' of the GPU-hours allocated there this month' as detail,
            cast(null as string) as cause
     from {{ ref('int_owned_idle_by_workload') }}
+    where {{ in_plan('period', plan) }}
 ),
 
 direct as (
@@ -183,24 +213,24 @@ direct as (
 activity as (
     select workload_id, cast(event_at as date) as day
     from {{ ref('int_gpu_work_priced') }}
-    where basis = 'production' and workload_id is not null
+    where basis = 'production' and workload_id is not null and {{ in_plan('event_at', plan) }}
     union all
-    select workload_tag, cast(started_at as date) from {{ ref('stg_api_spend__requests') }} where workload_tag is not null
+    select workload_tag, cast(started_at as date) from {{ ref('int_api_requests_allocated') }}
+    where workload_tag is not null and {{ in_plan('started_at', plan) }}
     union all
-    select x_workload_id, cast(ChargePeriodStart as date) from {{ ref('ledger_focus') }} where x_workload_id is not null
+    select x_workload_id, cast(ChargePeriodStart as date) from {{ ref('ledger_focus') }}
+    where x_workload_id is not null and {{ in_plan('ChargePeriodStart', plan) }}
     union all
-    select workload_id, cast(hour_start as date) from {{ ref('int_gpu_billing_hours_mapped') }} where workload_id is not null
+    select workload_id, cast(hour_start as date) from {{ ref('int_gpu_billing_hours_mapped') }}
+    where workload_id is not null and {{ in_plan('hour_start', plan) }}
     union all
     select workload_id, cast(hour_start as date)
     from (
         select workload_id, {{ hour_buckets('started_at', 'ended_at') }} as hour_start
-        from (
-            select workload_id, started_at, ended_at from {{ ref('stg_benchmarks__training_runs') }}
-            union all select workload_id, started_at, ended_at from {{ ref('stg_benchmarks__eval_runs') }}
-            union all select workload_id, started_at, ended_at from {{ ref('stg_benchmarks__media_batches') }}
-        ) as runs
-        where workload_id is not null and ended_at > started_at
+        from ({{ cost_lines_run_records() }}) as runs
+        where workload_id is not null and ended_at > started_at and {{ overlaps_plan('started_at', 'ended_at', plan) }}
     ) as run_hours
+    where {{ in_plan('hour_start', plan) }}
 ),
 
 active_months as (
@@ -336,6 +366,13 @@ final as (
 )
 
 select
-    md5(basis || '|' || workload_id || '|' || source_kind || '|' || source_ref || '|' || component) as cost_line_id,
-    *
+    md5(final.basis || '|' || final.workload_id || '|' || final.source_kind || '|' || final.source_ref || '|' || final.component)
+        as cost_line_id,
+    final.*,
+    -- the month's input stamps, when the month was built, the latest file load and history key it saw
+    digests.digest as x_inputs_digest,
+    cast({{ dbt.current_timestamp() }} as timestamp) as x_built_at,
+    {{ latest_file_load() }} as x_loaded_at,
+    (select max(x_history_key) from {{ ref('int_workload_cost_lines_history_key') }}) as x_history_key
 from final
+left join ({{ month_stamp_digests(cost_lines_stamps()) }}) as digests on digests.month = final.period

@@ -1,0 +1,123 @@
+{#- Incremental by calendar month (UTC), beside the day helpers of macros/incremental_days.sql: for a model
+   whose rows of a month depend on the whole month of its inputs (estimates, observability and platform
+   labour of a workload-month, shared pools of a billing period): int_workload_cost_lines,
+   int_chargeback_lines.
+
+   Deciding what changed must not cost a read of the history's rows (a digest of the inputs' rows grows
+   with the history). So the model stores on every row of a month `x_inputs_digest`, an md5 over the
+   month's input *stamps*, which cost a scan of two or three narrow columns:
+     - an input incremental by day (int_gpu_usage_hourly, int_gpu_usage_unbilled, int_gpu_node_hours)
+       rewrites a day whole with one build stamp x_built_at: its stamps are its days with their stamp
+       (day_build_stamps), so a rebuilt, new or vanished day changes its month's digest;
+     - an input rebuilt from landed files (the ledger, the API requests) keeps each row's file hash: its
+       stamps are each file with its number of rows in the month (file_row_stamps), so a new, late or
+       restated file changes the digest of every month it gives rows to or takes rows from.
+   A run rebuilds, as whole months (whole_months),
+     - the months whose digest is not the one stored on their rows (months_with_changed_digest: new,
+       changed, and stored months no input holds any more), plus
+     - the home months of rows that reach into such a month (months_reaching: a run or a bill line that
+       starts in one month and runs into the next is priced in the month it starts), plus
+     - the backfill window;
+   every month when the model's history key changed or a file of a family the stamps do not place was
+   loaded (history_days, macros/incremental_days.sql). -#}
+
+{#- Per month: md5 over the distinct stamps of `stamps` (SQL selects of `month_at` and `stamp` text). -#}
+{% macro month_stamp_digests(stamps) -%}
+    select cast(date_trunc('month', all_stamps.month_at) as date) as month,
+           md5({{ gpu_ledger.sorted_distinct_join('all_stamps.stamp', ',') }}) as digest
+    from (
+        {%- for s in stamps %}
+        {{ s }}
+        {{ 'union all' if not loop.last }}
+        {%- endfor %}
+    ) as all_stamps
+    where all_stamps.month_at is not null
+    group by cast(date_trunc('month', all_stamps.month_at) as date)
+{%- endmacro %}
+
+{#- Stamps of a model incremental by day: each day with the build stamp its rows carry. -#}
+{% macro day_build_stamps(relation, day_column, name) -%}
+    select cast({{ day_column }} as timestamp) as month_at,
+           concat('{{ name }}|', cast({{ day_column }} as string), '|', cast(max(x_built_at) as string)) as stamp
+    from {{ relation }}
+    group by {{ day_column }}
+{%- endmacro %}
+
+{#- Stamps of a model rebuilt from files: per month of `ts_column`, each file (hash) and how many of its
+   rows fall in the month. `name` tells several stamps of one relation apart. -#}
+{% macro file_row_stamps(relation, ts_column, name, file_hash='x_file_hash') -%}
+    select date_trunc('month', {{ ts_column }}) as month_at,
+           concat('{{ name }}|', coalesce({{ file_hash }}, '~'), '|', cast(count(*) as string)) as stamp
+    from {{ relation }}
+    group by date_trunc('month', {{ ts_column }}), {{ file_hash }}
+{%- endmacro %}
+
+{#- SQL of the months (first day, a date) whose stamp digest is not the one stored on the model's rows in
+   `digest_column`: months that gained, lost or changed a stamp, and months the model holds rows of that
+   no input stamps any more. A month of stamps that gives the model no rows is rebuilt every run (it
+   holds no rows, so that costs little). -#}
+{% macro months_with_changed_digest(stamps, month_column, digest_column='x_inputs_digest') -%}
+    select coalesce(current_digests.month, stored.month) as month
+    from ({{ gpu_ledger.month_stamp_digests(stamps) }}) as current_digests
+    full outer join (
+        select distinct cast(date_trunc('month', {{ month_column }}) as date) as month, {{ digest_column }} as digest
+        from {{ this }}
+    ) as stored
+        on stored.month = current_digests.month
+    where stored.digest is distinct from current_digests.digest
+{%- endmacro %}
+
+{#- SQL of the home months of `spans_sql` rows (home_at, start_at, end_at) whose interval [start_at, end_at)
+   overlaps a month of `months_sql`: a row whose lines live in the month of home_at but that reads inputs
+   of every month it runs in (a run priced by a bill line of the next month, a bill line's idle share from
+   the usage of its hours). -#}
+{% macro months_reaching(months_sql, spans_sql) -%}
+    select distinct cast(date_trunc('month', spans.home_at) as date) as month
+    from ({{ spans_sql }}) as spans
+    inner join ({{ months_sql }}) as changed
+        on spans.start_at < cast(changed.month as timestamp) + interval 1 month
+        and spans.end_at > cast(changed.month as timestamp)
+        and cast(date_trunc('month', spans.home_at) as date) <> changed.month
+{%- endmacro %}
+
+{#- The plan (macros/incremental_days.sql) with each of its days widened to every day of its month. -#}
+{% macro whole_months(plan) -%}
+    {%- if plan['all'] -%}
+        {{ return(plan) }}
+    {%- endif -%}
+    {%- set days = [] -%}
+    {%- for d in plan['days'] -%}
+        {%- set first = modules.datetime.datetime.strptime((d | string)[:10], '%Y-%m-%d').date().replace(day=1) -%}
+        {%- set following = (first + modules.datetime.timedelta(days=32)).replace(day=1) -%}
+        {%- for i in range((following - first).days) -%}
+            {%- do days.append((first + modules.datetime.timedelta(days=i)).isoformat()) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {{ return({'all': false, 'days': days | unique | sort | list}) }}
+{%- endmacro %}
+
+{#- The months an incremental run of a month-incremental model rebuilds: history_days over the months
+   `changed_months_sql` returns (one date column), widened to whole months. -#}
+{% macro month_plan(changed_months_sql, key_relation, rebuild_all_families=[]) -%}
+    {{ return(gpu_ledger.whole_months(gpu_ledger.history_days(changed_months_sql, key_relation, rebuild_all_families))) }}
+{%- endmacro %}
+
+{#- A pre-hook (DuckDB): deletes the months the run rebuilds (every row when it rebuilds all), so a month
+   that gives no rows any more leaves none behind (Spark overwrites the partitions rebuilt). -#}
+{% macro clear_months(month_column, changed_months_sql, key_relation, rebuild_all_families=[]) -%}
+    {%- if execute and is_incremental() and target.type != 'spark' -%}
+        {%- set plan = gpu_ledger.month_plan(changed_months_sql, key_relation, rebuild_all_families) -%}
+        delete from {{ this }} where {{ gpu_ledger.in_plan(month_column, plan) }}
+    {%- endif -%}
+{%- endmacro %}
+
+{#- SQL of the months a run must rebuild besides the backfill window: months_with_changed_digest and the
+   months_reaching them. -#}
+{% macro changed_months(stamps, month_column, spans_sql) -%}
+    with changed_digest as (
+        {{ gpu_ledger.months_with_changed_digest(stamps, month_column) }}
+    )
+    select month from changed_digest
+    union
+    {{ gpu_ledger.months_reaching('select month from changed_digest', spans_sql) }}
+{%- endmacro %}

@@ -1,0 +1,173 @@
+"""int_workload_cost_lines and int_chargeback_lines are incremental by calendar month
+(macros/incremental_months.sql): a run rebuilds the months whose input stamps changed, and the rows
+equal a full rebuild.
+
+On a copy of the sample ledger (cost lines in 2025-03 and 2025-04; chargeback in billing periods
+2023-09, 2023-11, 2024-09, 2024-10 and 2025-04) the inputs are changed and the two models alone are run,
+incrementally and with `--full-refresh` on a copy of the same ledger:
+1. a late API file for an earlier month: a request of workload `code-agent`, 0.50 USD, on 2025-03-20
+   (file `late-file`): the cost lines of March are rebuilt and hold its api_usage line of 0.50; April
+   keeps its rows and build stamp; no chargeback period is rebuilt (the API spend reaches the chargeback
+   through fct_api_spend_daily, which this test does not rebuild, and March has no chargeback line);
+2. a restated bill for an earlier period: a 2023-11 usage line restated from 0.005718340006 to
+   100.005718340006 (BilledCost and EffectiveCost, file `restated-bill`): chargeback period 2023-11 is
+   rebuilt and its total rises by exactly 100.000000000000 on each basis (2.523589325430 ->
+   102.523589325430); every other period keeps its rows and stamp; no cost line month changes;
+3. the late request restated away (its file replaced): March is rebuilt without it; April is not.
+Each step's rows (less the build stamp) equal a full rebuild of the same inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipelines.dbt_project import ledger_dbt_executable
+from warehouse.home import DBT_DIR
+
+MODELS = {"int_workload_cost_lines": "period", "int_chargeback_lines": "billing_period_start"}
+LATE_REQUEST = "late-request"
+RESTATED_LINE = "32b5d93855dd271d80bc98ab73b7dbc96211435be41663a4bc2050c20937da68:10"
+
+LATE_API_FILE = [
+    "insert into intermediate.int_api_requests_allocated select * replace ("
+    f"'{LATE_REQUEST}' as request_id, '2025-03-20 12:00:00'::timestamp as started_at, "
+    "'2025-03-20 12:00:01'::timestamp as ended_at, 'code-agent' as workload_tag, 0.50::decimal(38, 12) as spend, "
+    "'USD' as currency, 'success' as status, 'late-file' as x_file_hash, '2025-03-20'::date as x_request_day) "
+    "from intermediate.int_api_requests_allocated where workload_tag = 'code-agent' order by request_id limit 1",
+]
+RESTATED_BILL = [
+    "update marts.ledger_focus set BilledCost = BilledCost + 100, EffectiveCost = EffectiveCost + 100, "
+    f"x_file_hash = 'restated-bill' where x_charge_key = '{RESTATED_LINE}'",
+]
+RESTATED_AWAY = [f"delete from intermediate.int_api_requests_allocated where request_id = '{LATE_REQUEST}'"]
+
+
+def _run(ledger: Path, *extra: str) -> None:
+    """Run the two models (alone) on `ledger` with a fresh target folder; asserts both succeeded."""
+    target = ledger.parent / "target"
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir()
+    shutil.copy(DBT_DIR / "target" / "partial_parse.msgpack", target / "partial_parse.msgpack")
+    done = subprocess.run(
+        [ledger_dbt_executable(), "--in", str(ledger.parent), "run", *extra, "--select", *MODELS,
+         "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR), "--target-path", str(target),
+         "--log-path", str(ledger.parent), "--vars", json.dumps({"ledger_db": ledger.name})],
+        capture_output=True, text=True, timeout=600, check=False)
+    results = {r["unique_id"]: r["status"] for r in json.loads((target / "run_results.json").read_text())["results"]
+               if r["unique_id"].startswith("model.")}
+    assert results == {f"model.gpu_ledger.{m}": "success" for m in MODELS}, done.stdout[-3000:]
+
+
+def _read(ledger: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(ledger), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def _change(ledger: Path, sql: list[str]) -> None:
+    con = duckdb.connect(str(ledger))
+    try:
+        for statement in sql:
+            con.execute(statement)
+    finally:
+        con.close()
+
+
+def _state(ledger: Path) -> dict:
+    """Per model: per month its rows, build stamp and total; and its rows less the build stamp."""
+    out = {}
+    for model, month in MODELS.items():
+        months = _read(ledger, f"select cast({month} as string), count(*), max(x_built_at), sum(amount) "
+                               f"from intermediate.{model} group by {month}")
+        out[model] = {"months": {m: (n, stamp, total) for m, n, stamp, total in months},
+                      "rows": _read(ledger, f"select * exclude (x_built_at) from intermediate.{model} order by all")}
+    out["late_lines"] = _read(ledger, "select component, amount, cast(period as string) "
+                                      f"from intermediate.int_workload_cost_lines where source_ref = '{LATE_REQUEST}'")
+    return out
+
+
+@pytest.fixture(scope="module")
+def steps(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    assert sample_run["ok"], sample_run["reason"]
+    base = tmp_path_factory.mktemp("cost_months")
+    nightly = base / "nightly" / "ledger.duckdb"
+    nightly.parent.mkdir()
+    shutil.copy(sample_run["home"] / "ledger.duckdb", nightly)
+    out = {"first": _state(nightly)}
+    for name, sql in (("late_api_file", LATE_API_FILE), ("restated_bill", RESTATED_BILL),
+                      ("restated_away", RESTATED_AWAY)):
+        _change(nightly, sql)
+        full = base / f"full-{name}" / "ledger.duckdb"
+        full.parent.mkdir()
+        shutil.copy(nightly, full)
+        _run(nightly)
+        _run(full, "--full-refresh")
+        out[name] = {"nightly": _state(nightly), "full": _state(full)}
+    return out
+
+
+def _rebuilt(before: dict, after: dict) -> list[str]:
+    """Months stamped after every stamp before; every other month keeps its rows, stamp and total."""
+    newest = max(stamp for _, stamp, _ in before.values())
+    rebuilt = sorted(m for m, (_, stamp, _) in after.items() if stamp > newest)
+    for m, value in after.items():
+        if m not in rebuilt:
+            assert value == before[m], m
+    return rebuilt
+
+
+def _check_full(step: dict) -> None:
+    for model in MODELS:
+        assert step["nightly"][model]["rows"] == step["full"][model]["rows"], model
+
+
+def test_the_sample_months(steps: dict) -> None:
+    first = steps["first"]
+    assert sorted(first["int_workload_cost_lines"]["months"]) == ["2025-03-01", "2025-04-01"]
+    assert sorted(first["int_chargeback_lines"]["months"]) == [
+        "2023-09-01", "2023-11-01", "2024-09-01", "2024-10-01", "2025-04-01"]
+
+
+def test_a_late_api_file_rebuilds_exactly_its_month(steps: dict) -> None:
+    before, step = steps["first"], steps["late_api_file"]
+    after = step["nightly"]
+    lines = after["int_workload_cost_lines"]
+    assert _rebuilt(before["int_workload_cost_lines"]["months"], lines["months"]) == ["2025-03-01"]
+    # March gains the request's line: 0.50 USD of api_usage (one more line, its total up by 0.50)
+    n = before["int_workload_cost_lines"]["months"]["2025-03-01"][0]
+    assert lines["months"]["2025-03-01"][0] >= n + 1
+    assert after["late_lines"] == [("api_usage", Decimal("0.500000000000"), "2025-03-01")]
+    assert _rebuilt(before["int_chargeback_lines"]["months"], after["int_chargeback_lines"]["months"]) == []
+    _check_full(step)
+
+
+def test_a_restated_bill_rebuilds_exactly_its_billing_period(steps: dict) -> None:
+    before, step = steps["late_api_file"]["nightly"], steps["restated_bill"]
+    after = step["nightly"]
+    charged = after["int_chargeback_lines"]["months"]
+    assert _rebuilt(before["int_chargeback_lines"]["months"], charged) == ["2023-11-01"]
+    # both bases of 2023-11: 2 x 2.523589325430 before; the line's +100 on each basis
+    old_total = before["int_chargeback_lines"]["months"]["2023-11-01"][2]
+    assert old_total == Decimal("5.047178650860")
+    assert charged["2023-11-01"][2] == old_total + Decimal("200")
+    assert _rebuilt(before["int_workload_cost_lines"]["months"], after["int_workload_cost_lines"]["months"]) == []
+    _check_full(step)
+
+
+def test_a_request_restated_away_rebuilds_its_month_without_it(steps: dict) -> None:
+    before, step = steps["restated_bill"]["nightly"], steps["restated_away"]
+    after = step["nightly"]
+    lines = after["int_workload_cost_lines"]
+    assert _rebuilt(before["int_workload_cost_lines"]["months"], lines["months"]) == ["2025-03-01"]
+    assert lines["months"]["2025-03-01"][0] == steps["first"]["int_workload_cost_lines"]["months"]["2025-03-01"][0]
+    assert after["late_lines"] == []
+    _check_full(step)
