@@ -19,65 +19,43 @@ Each step's rows (less the build stamp) equal a full rebuild of the same inputs.
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from pipelines.dbt_project import ledger_dbt_executable
-from warehouse.home import DBT_DIR
+from tests.dbt.ledger_nodes import change, copy_ledger, run_nodes
 
 MODELS = {"int_workload_cost_lines": "period", "int_chargeback_lines": "billing_period_start"}
 LATE_REQUEST = "late-request"
 RESTATED_LINE = "32b5d93855dd271d80bc98ab73b7dbc96211435be41663a4bc2050c20937da68:10"
 
 LATE_API_FILE = [
-    "insert into intermediate.int_api_requests_allocated select * replace ("
+    ("insert into intermediate.int_api_requests_allocated select * replace ("
     f"'{LATE_REQUEST}' as request_id, '2025-03-20 12:00:00'::timestamp as started_at, "
     "'2025-03-20 12:00:01'::timestamp as ended_at, 'code-agent' as workload_tag, 0.50::decimal(38, 12) as spend, "
     "'USD' as currency, 'success' as status, 'late-file' as x_file_hash, '2025-03-20'::date as x_request_day) "
-    "from intermediate.int_api_requests_allocated where workload_tag = 'code-agent' order by request_id limit 1",
+    "from intermediate.int_api_requests_allocated where workload_tag = 'code-agent' order by request_id limit 1"),
 ]
 RESTATED_BILL = [
-    "update marts.ledger_focus set BilledCost = BilledCost + 100, EffectiveCost = EffectiveCost + 100, "
-    f"x_file_hash = 'restated-bill' where x_charge_key = '{RESTATED_LINE}'",
+    ("update marts.ledger_focus set BilledCost = BilledCost + 100, EffectiveCost = EffectiveCost + 100, "
+    f"x_file_hash = 'restated-bill' where x_charge_key = '{RESTATED_LINE}'"),
 ]
 RESTATED_AWAY = [f"delete from intermediate.int_api_requests_allocated where request_id = '{LATE_REQUEST}'"]
 
 
 def _run(ledger: Path, *extra: str) -> None:
-    """Run the two models (alone) on `ledger` with a fresh target folder; asserts both succeeded."""
-    target = ledger.parent / "target"
-    shutil.rmtree(target, ignore_errors=True)
-    target.mkdir()
-    shutil.copy(DBT_DIR / "target" / "partial_parse.msgpack", target / "partial_parse.msgpack")
-    done = subprocess.run(
-        [ledger_dbt_executable(), "--in", str(ledger.parent), "run", *extra, "--select", *MODELS,
-         "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR), "--target-path", str(target),
-         "--log-path", str(ledger.parent), "--vars", json.dumps({"ledger_db": ledger.name})],
-        capture_output=True, text=True, timeout=600, check=False)
-    results = {r["unique_id"]: r["status"] for r in json.loads((target / "run_results.json").read_text())["results"]
-               if r["unique_id"].startswith("model.")}
-    assert results == {f"model.gpu_ledger.{m}": "success" for m in MODELS}, done.stdout[-3000:]
+    """Run the two models (alone) on `ledger`; asserts both succeeded."""
+    statuses, out = run_nodes(ledger, "run", *extra, "--select", *MODELS, target=ledger.parent / "target")
+    assert {u: s for u, s in statuses.items() if u.startswith("model.")} == {
+        f"model.gpu_ledger.{m}": "success" for m in MODELS}, out[-3000:]
 
 
 def _read(ledger: Path, sql: str) -> list[tuple]:
     con = duckdb.connect(str(ledger), read_only=True)
     try:
         return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
-def _change(ledger: Path, sql: list[str]) -> None:
-    con = duckdb.connect(str(ledger))
-    try:
-        for statement in sql:
-            con.execute(statement)
     finally:
         con.close()
 
@@ -99,16 +77,12 @@ def _state(ledger: Path) -> dict:
 def steps(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     assert sample_run["ok"], sample_run["reason"]
     base = tmp_path_factory.mktemp("cost_months")
-    nightly = base / "nightly" / "ledger.duckdb"
-    nightly.parent.mkdir()
-    shutil.copy(sample_run["home"] / "ledger.duckdb", nightly)
+    nightly = copy_ledger(sample_run["home"], base / "nightly")
     out = {"first": _state(nightly)}
     for name, sql in (("late_api_file", LATE_API_FILE), ("restated_bill", RESTATED_BILL),
                       ("restated_away", RESTATED_AWAY)):
-        _change(nightly, sql)
-        full = base / f"full-{name}" / "ledger.duckdb"
-        full.parent.mkdir()
-        shutil.copy(nightly, full)
+        change(nightly, sql)
+        full = copy_ledger(nightly.parent, base / f"full-{name}")
         _run(nightly)
         _run(full, "--full-refresh")
         out[name] = {"nightly": _state(nightly), "full": _state(full)}
@@ -158,7 +132,7 @@ def test_a_restated_bill_rebuilds_exactly_its_billing_period(steps: dict) -> Non
     # both bases of 2023-11: 2 x 2.523589325430 before; the line's +100 on each basis
     old_total = before["int_chargeback_lines"]["months"]["2023-11-01"][2]
     assert old_total == Decimal("5.047178650860")
-    assert charged["2023-11-01"][2] == old_total + Decimal("200")
+    assert charged["2023-11-01"][2] == old_total + Decimal(200)
     assert _rebuilt(before["int_workload_cost_lines"]["months"], after["int_workload_cost_lines"]["months"]) == []
     _check_full(step)
 

@@ -51,15 +51,18 @@
 {%- endif %}
 with ledger as (
     -- no idle portion is cut from a line the provider allocated (the export keeps it whole too)
+    -- idle shares are one row per workload and day: the join keys alone make it a hash join (with the
+    -- line's own conditions in the ON clause the engine compared every line with every idle row)
     select ledger.*,
            case when nullif({{ json_text('ledger.x_extra', "'AllocatedMethodId'") }}, '') is not null then 0
-                else coalesce(idle.idle_share, 0) end as idle_share,
+                when ledger.x_gpu_model is not null and ledger.ChargeCategory = 'Usage'
+                     and coalesce(ledger.CommitmentDiscountStatus, '') <> 'Unused'
+                    then coalesce(idle.idle_share, 0)
+                else 0 end as idle_share,
            nullif({{ json_text('ledger.x_extra', "'AllocatedMethodId'") }}, '') is not null as provider_allocated
     from {{ ref('ledger_focus') }} as ledger
     left join {{ ref('int_gpu_idle_by_workload') }} as idle
         on idle.workload_id = ledger.x_workload_id and idle.day = cast(ledger.ChargePeriodStart as date)
-        and ledger.x_gpu_model is not null and ledger.ChargeCategory = 'Usage'
-        and coalesce(ledger.CommitmentDiscountStatus, '') <> 'Unused'
     where {{ in_plan('ledger.BillingPeriodStart', plan) }}
 ),
 

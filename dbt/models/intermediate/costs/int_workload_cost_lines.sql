@@ -132,11 +132,14 @@ idle as (
 ),
 
 billed_lines as (
-    select ledger.*, coalesce(idle.idle_share, 0) as idle_share
+    -- idle shares are one row per workload and day: the join keys alone make it a hash join (with the
+    -- line's own conditions in the ON clause the engine compared every line with every idle row)
+    select ledger.*,
+           case when ledger.x_gpu_model is not null and ledger.ChargeCategory = 'Usage'
+                then coalesce(idle.idle_share, 0) else 0 end as idle_share
     from {{ ref('ledger_focus') }} as ledger
     left join idle
         on idle.workload_id = ledger.x_workload_id and idle.day = cast(ledger.ChargePeriodStart as date)
-        and ledger.x_gpu_model is not null and ledger.ChargeCategory = 'Usage'
     where ledger.x_workload_id is not null and {{ in_plan('ledger.ChargePeriodStart', plan) }}
 ),
 
