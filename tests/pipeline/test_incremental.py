@@ -3,8 +3,10 @@ result equals a full rebuild of the same inputs. Three refreshes of one small ge
 
 1. DCGM telemetry of days 1-2 (every other file of the 3-day fleet is there from the start, so day 2's
    published numbers can only move if day 2 is wrongly reprocessed; no Slurm files: a job's own
-   accounted utilisation would stand in front of the telemetry whose restatement is tested);
-2. incremental: day 3's DCGM file arrives and day 1's is restated (new bytes, higher utilisation);
+   accounted utilisation would stand in front of the telemetry whose restatement is tested), and a
+   scrape without timestamps;
+2. incremental: day 3's DCGM file arrives and day 1's is restated (new bytes, higher utilisation), and
+   another GPU's scrape without timestamps (tests/pipeline/test_incremental_timeless_telemetry.py);
 3. `--full-refresh` on the same inputs.
 """
 
@@ -21,6 +23,7 @@ import pytest
 from pipelines.cli import execute_refresh
 from tests import prefetch
 from tests.conftest import published_tables
+from tests.pipeline.test_incremental_timeless_telemetry import SCRAPE, UUID_A, UUID_B, timeless_rows
 from tools.generate import generate
 
 pytestmark = pytest.mark.e2e
@@ -98,24 +101,31 @@ def build_refreshes(base: Path) -> dict:
     (inputs / "usage" / f"dcgm_{DAY3}.csv").unlink()
     for sacct in (inputs / "usage").glob("sacct_*.txt"):
         sacct.unlink()
+    # a scrape without timestamps now, another GPU's next time (test_incremental_timeless_telemetry.py)
+    shutil.copy(SCRAPE, inputs / "usage" / "scrape_a.prom")
     seen: dict = {"home": home}
 
     ok, _, reason = execute_refresh(home, inputs, docs=False)
     assert ok, reason
     seen["first"] = _per_day(home / "serving.duckdb")
     seen["first_hourly"] = {d: _hourly(home / "ledger.duckdb", d) for d in (DAY1, DAY2)}
+    seen["first_timeless"] = timeless_rows(home / "ledger.duckdb")
 
     shutil.copy(fleet / "usage" / f"dcgm_{DAY3}.csv", inputs / "usage")
     _restate(inputs / "usage" / f"dcgm_{DAY1}.csv")
+    (inputs / "usage" / "scrape_b.prom").write_text(SCRAPE.read_text().replace(UUID_A, UUID_B))
     ok, _, reason = execute_refresh(home, inputs, docs=False)
     assert ok, reason
     seen["second"] = _per_day(home / "serving.duckdb")
     seen["second_hourly"] = {d: _hourly(home / "ledger.duckdb", d) for d in (DAY1, DAY2)}
+    seen["second_timeless"] = timeless_rows(home / "ledger.duckdb")
     seen["incremental"] = published_tables(home / "serving.duckdb")
     con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
     try:
+        # the days of the samples' own times (the scrapes' rows sit on their landing day)
         seen["telemetry_days"] = [str(r[0]) for r in con.execute(
-            "select distinct sample_date from intermediate.int_gpu_telemetry_hourly order by 1").fetchall()]
+            "select distinct sample_date from intermediate.int_gpu_telemetry_hourly where not time_from_landing "
+            "order by 1").fetchall()]
     finally:
         con.close()
 

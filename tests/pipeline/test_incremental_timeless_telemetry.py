@@ -1,14 +1,16 @@
 """Telemetry without a time of its own (a Prometheus scrape with no timestamps) lands on its file's
 landing day. When a later file rebuilds that day incrementally, the rows of the files landed on it
 before are read again: int_gpu_telemetry_hourly names those files instead of scanning every sample
-of the history for NULL times, and must not lose them."""
-import shutil
+of the history for NULL times, and must not lose them.
+
+Read from the incremental refreshes of tests/pipeline/test_incremental.py: the first lands one GPU's
+scrape, the second (incremental) another GPU's, with the fleet's day 3 and a restated day 1."""
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from pipelines.cli import execute_refresh
+from tests import prefetch
 
 pytestmark = pytest.mark.e2e
 
@@ -17,7 +19,8 @@ UUID_A = "GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52"
 UUID_B = "GPU-00000000-0000-0000-0000-00000000000b"
 
 
-def _timeless_rows(db: Path) -> dict[str, list[tuple]]:
+def timeless_rows(db: Path) -> dict[str, list[tuple]]:
+    """int_gpu_telemetry_hourly's rows timed by their file's landing, per GPU uuid."""
     con = duckdb.connect(str(db), read_only=True)
     try:
         rows = con.execute(
@@ -33,20 +36,16 @@ def _timeless_rows(db: Path) -> dict[str, list[tuple]]:
     return out
 
 
-def test_a_later_timeless_file_keeps_the_rows_of_one_landed_before(tmp_path: Path) -> None:
-    inputs, home = tmp_path / "inputs", tmp_path / "home"
-    (inputs / "usage").mkdir(parents=True)
-    shutil.copy(SCRAPE, inputs / "usage" / "scrape_a.prom")
-    ok, _, reason = execute_refresh(home, inputs, docs=False)
-    assert ok, reason
-    first = _timeless_rows(home / "ledger.duckdb")
-    assert list(first) == [UUID_A]
+@pytest.fixture(scope="module")
+def refreshes(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("incremental", tmp_path_factory)
 
+
+def test_a_later_timeless_file_keeps_the_rows_of_one_landed_before(refreshes: dict) -> None:
+    first = refreshes["first_timeless"]
+    assert list(first) == [UUID_A]
     # Another GPU's scrape, also without timestamps, lands later: its landing day is rebuilt.
-    (inputs / "usage" / "scrape_b.prom").write_text(SCRAPE.read_text().replace(UUID_A, UUID_B))
-    ok, _, reason = execute_refresh(home, inputs, docs=False)
-    assert ok, reason
-    second = _timeless_rows(home / "ledger.duckdb")
+    second = refreshes["second_timeless"]
     assert sorted(second) == sorted([UUID_A, UUID_B])
     # scrape_a's rows are exactly what the first build made of them (their day was rebuilt, if the
     # two refreshes fell on one UTC day, or not touched otherwise)

@@ -23,6 +23,7 @@ One home, five refreshes of a small generated fleet (8 GPUs, 2025-04-01..03) plu
    restated in place (one request's spend changed): int_api_requests_allocated (by UTC day of the
    request) rebuilds day 1 only, as it rebuilt day 3 only for day 3's log.
 fct_focus_export copies the days int_focus_export_rows rebuilt; the publication equals the full refresh's.
+tests/pipeline/test_next_day.py reads refreshes 1-2 as the plain next day (the dbt nodes each ran).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shutil
 from datetime import datetime
 from decimal import Decimal
@@ -48,6 +50,7 @@ pytestmark = pytest.mark.e2e
 
 DAY1, DAY2, DAY3 = "2025-04-01", "2025-04-02", "2025-04-03"
 HELD = (f"api_spend/litellm_spend_logs_{DAY3}.csv", f"usage/dcgm_{DAY3}.csv", f"usage/sacct_{DAY3}.txt")
+DAILY = re.compile(rf"^(dcgm|sacct|litellm_spend_logs)_{DAY3}\.(csv|txt)$")  # a generated fleet's files of one day
 SACCT_HEADER = ("JobID|JobName|User|Account|Partition|NodeList|NNodes|NCPUs|State|Submit|Start|End|Elapsed|"
                 "Timelimit|AllocTRES|TRESUsageInMax|ExitCode|Comment")
 TRES = "billing=4,cpu=4,gres/gpu:l40s=1,gres/gpu=1,mem=10G,node=1"
@@ -236,6 +239,11 @@ def _lab_pools(home: Path) -> list[tuple]:
         con.close()
 
 
+def _dbt_nodes(home: Path) -> set[str]:
+    """The dbt nodes the home's last refresh ran."""
+    return {r["unique_id"] for r in json.loads((home / "dbt-target" / "run_results.json").read_text())["results"]}
+
+
 def _refresh(home: Path, inputs: Path) -> None:
     ok, _, reason = execute_refresh(home, inputs, docs=False)
     assert ok, reason
@@ -264,7 +272,7 @@ def build_usage_chain(base: Path) -> dict:
                        "unbilled_rows": _unbilled_rows(home), "full_unbilled_rows": _unbilled_rows(full),
                        "api_stamps": _api_stamps(home), "api_rows": _api_rows(home),
                        "full_api_rows": _api_rows(full),
-                       "published": published_tables(home / "serving.duckdb"),
+                       "published": published_tables(home / "serving.duckdb"), "nodes": _dbt_nodes(home),
                        "full_published": published_tables(full / "serving.duckdb"), "lab_pools": _lab_pools(home)}
         for model, day in WORK_MODELS.items():
             steps[name][model] = _stamps(home, model, day)
@@ -274,7 +282,9 @@ def build_usage_chain(base: Path) -> dict:
     _refresh(home, inputs)
     steps["first"] = {"stamps": _stamps(home), "lab_pools": _lab_pools(home), "export_stamps": _export_stamps(home),
                       "unbilled_stamps": _unbilled_stamps(home), "api_stamps": _api_stamps(home),
+                      "nodes": _dbt_nodes(home),
                       **{model: _stamps(home, model, day) for model, day in WORK_MODELS.items()}}
+    steps["held"] = sorted(str(p.relative_to(fleet)) for p in fleet.rglob("*") if DAILY.match(p.name))
     for rel in HELD:
         shutil.copy2(fleet / rel, inputs / rel)
     (inputs / "usage" / "sacct_late.txt").write_text(
