@@ -91,7 +91,9 @@ complete as (
 complete_stats as (
     select basis, team_id, currency,
            avg(case when recency <= 3 then total_cost end) as trailing_mean,
-           stddev_samp(case when recency <= 6 then cast(total_cost as double) end) as monthly_std,
+           -- Rounded to 1e-6: a float sum's order is not fixed across threads, and the unrounded spread
+           -- moved the published interval in its 11th decimal from one build of the same rows to the next.
+           round(stddev_samp(case when recency <= 6 then cast(total_cost as double) end), 6) as monthly_std,
            count(case when recency <= 6 then 1 end) as complete_months
     from complete
     group by basis, team_id, currency
@@ -126,7 +128,7 @@ base as (
 -- the ledger's daily spread of the team (both bases: the cost-model lines have no day)
 daily_std as (
     select series.dimension_value as team_id, series.currency, latest.month_start,
-           stddev_samp(cast(series.actual as double)) as daily_std
+           round(stddev_samp(cast(series.actual as double)), 6) as daily_std  -- rounded: see monthly_std
     from {{ ref('int_anomaly_daily_series') }} as series
     inner join (select distinct currency, month_start from latest) as latest on latest.currency = series.currency
     where series.dimension = 'team' and series.day >= latest.month_start and series.day <= last_day(latest.month_start)
