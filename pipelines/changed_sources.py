@@ -52,12 +52,12 @@ def pending_tables(home: Path, families: list[str]) -> dict[str, list[str] | Non
     """Per family in `families`, the raw tables its files not loaded yet will write (sorted; empty:
     only refused or unrecognised files, which add audit rows only); None: any table of the family."""
     paths = Home(home)
-    todo = [f for f in families if f not in WHOLE_FAMILIES]
-    loaded = _loaded(paths.ledger_db) if todo else None
+    by_file = [f for f in families if f not in WHOLE_FAMILIES]  # the families answered file by file
+    loaded = _loaded(paths.ledger_db) if by_file else None
     found: dict[str, list[str] | None] = dict.fromkeys(families)
     if loaded is None:
         return found
-    pending: dict[str, dict[str, LandedFile]] = {f: {} for f in todo}
+    pending: dict[str, dict[str, LandedFile]] = {f: {} for f in by_file}
     for landed in read_manifest(paths.landing):
         if landed.family in pending and (landed.family, landed.sha256) not in loaded:
             pending[landed.family].setdefault(landed.sha256, landed)
