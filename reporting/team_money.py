@@ -124,14 +124,16 @@ def write_index(out_dir: Path, entries: list[dict[str, Any]], pub: dict[str, Any
     return path
 
 
-def in_reporting_currency(path: Path, team: str, period: Any) -> dict[str, Any]:
+def in_reporting_currency(path: Path, team: str, period: Any, found: pd.DataFrame | None = None) -> dict[str, Any]:
     """The team's month with every currency in the reporting currency (fct_team_budget_converted) and the rates
     used, as an HTML section and long CSV rows (metric, value, currency); chargeback to the invoice stays in
-    the billing currency in the sections above."""
+    the billing currency in the sections above. `found`: the team's month of fct_team_budget_converted when the
+    caller has read it already."""
     if "fct_team_budget_converted" not in serving.schema(path):
         return {"html": "", "rows": []}
-    found = serving.query(path, "select * from fct_team_budget_converted where team_id = ? and period = ?::date",
-                          [team, period])
+    if found is None:
+        found = serving.query(path, "select * from fct_team_budget_converted where team_id = ? and period = ?::date",
+                              [team, period])
     used = serving_screens.rates_used(path)
     rates = (f"Rates: {escape(str(used['sources']))}, observations {used['first']} .. {used['last']}; each month's "
              "figures at the month's rate (the invoice's effective rate, else the rate of the month's first day); "

@@ -27,6 +27,7 @@ from reporting.formatting import column_label, exact, fmt_money, fmt_unit_cost, 
 from reporting.safe_text import csv_cell
 from reporting.team_anomalies import team_anomalies_html
 from reporting.team_money import bridge_html, figures_html, in_reporting_currency, team_bridge, write_index
+from reporting.team_month_frames import TeamMonthFrames
 from warehouse import serving, serving_overview, serving_screens
 
 CHARGE_COMPONENTS = ("direct_cost", "shared_cost", "idle_cost", "unused_commitment", "api_cost", "credits", "tax")
@@ -115,19 +116,10 @@ def _html_table(df: pd.DataFrame, money: set[str], currency_col: str = "currency
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _team_month(path: Path, team: str, period: date) -> dict[str, Any]:
+def _team_month(path: Path, frames: TeamMonthFrames, team: str, period: date) -> dict[str, Any]:
     """Everything a report shows for one team and month; sections not published yet come back None."""
-    out: dict[str, Any] = {"charges": serving.chargeback(path, team=team, month=period)}
+    out: dict[str, Any] = frames.parts(team, period)
     currencies = sorted(set(out["charges"]["currency"]))
-    end = (pd.Timestamp(period) + pd.offsets.MonthEnd(0)).date()
-    for key, fn, kwargs in (("units", serving.unit_costs, {"team": team, "start": period, "end": period}),
-                            ("util", serving.utilisation, {"team": team, "start": period, "end": end}),
-                            ("showback", serving.showback, {"team": team, "month": period}),
-                            ("budgets", serving.team_budgets, {"team": team, "month": period})):
-        try:
-            out[key] = fn(path, **kwargs)
-        except serving.NotPublished as exc:
-            out[key], out[f"{key}_missing"] = None, str(exc)
     if out["showback"] is not None:
         currencies = sorted(set(currencies) | set(out["showback"]["currency"]))
     out["figures"] = [team_bridge(out["charges"], out["showback"], c) for c in currencies]
@@ -137,7 +129,7 @@ def _team_month(path: Path, team: str, period: date) -> dict[str, Any]:
         out["waste"] = {}
     out["charges_through"] = serving_screens.charges_through(path)
     out["anomalies_html"] = team_anomalies_html(path, team, period)
-    out["reporting"] = in_reporting_currency(path, team, period)
+    out["reporting"] = in_reporting_currency(path, team, period, frames.converted_row(team, period))
     return out
 
 
@@ -288,6 +280,7 @@ def _write_all(serving_path: Path, out_dir: Path, team: str | None, month: str |
     period = date.fromisoformat(f"{month}-01") if month else None
     pub = serving.publication(serving_path) or {}
     keys = serving.report_keys(serving_path)
+    frames = TeamMonthFrames(serving_path)
     written: list[Path] = []
     entries: list[dict[str, Any]] = []
     for period_start, group in keys.groupby("period", sort=True):
@@ -297,24 +290,16 @@ def _write_all(serving_path: Path, out_dir: Path, team: str | None, month: str |
             wanted = (team is None or team_id == team) and (period is None or period_start == period)
             if wanted:
                 folder.mkdir(parents=True, exist_ok=True)
-                parts = _team_month(serving_path, team_id, period_start)
+                parts = _team_month(serving_path, frames, team_id, period_start)
                 written += _write_one(folder, stem, team_id, label, parts, pub)
             entries.append({"month": label, "team": team_id, "stem": stem, "written": (folder / f"{stem}.html").exists(),
                             "figures": parts["figures"] if wanted else None})
-    # Figures for reports not rewritten this time come from one pass over the marts (cheap, exact).
+    # Figures for reports not rewritten this time come from the same frames (cheap, exact).
     missing = [e for e in entries if e["figures"] is None]
-    if missing:
-        charges = serving.chargeback(serving_path)
-        try:
-            showback = serving.showback(serving_path)
-        except serving.NotPublished:
-            showback = None
-        for e in missing:
-            first = date.fromisoformat(f"{e['month']}-01")
-            ch = charges[(charges["team_id"] == e["team"]) & (charges["billing_period_start"] == first)]
-            sb = None if showback is None else showback[(showback["team_id"] == e["team"])
-                                                         & (showback["period"] == first)]
-            currencies = sorted(set(ch["currency"]) | (set(sb["currency"]) if sb is not None else set()))
-            e["figures"] = [team_bridge(ch, sb, c) for c in currencies]
+    for e in missing:
+        first = date.fromisoformat(f"{e['month']}-01")
+        ch, sb = frames.slice("charges", e["team"], first), frames.slice("showback", e["team"], first)
+        currencies = sorted(set(ch["currency"]) | (set(sb["currency"]) if sb is not None else set()))
+        e["figures"] = [team_bridge(ch, sb, c) for c in currencies]
     written.append(write_index(Path(out_dir), entries, pub, CSS))
     return written

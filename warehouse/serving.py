@@ -180,12 +180,14 @@ def unit_costs(path: Path, team: str | None = None, workload: str | None = None,
     cols = require(path, "fct_workload_unit_cost", ["workload_id", "team_id", "period", "all_in_cost"])
     waste = [c for c in WASTE_COMPONENTS if c in cols]
     waste_sum = " + ".join(f"coalesce({c}, 0)" for c in waste) or "null"
+    # A workload can have a benchmark and a production row in one period: basis and currency make the order total.
+    order = ", ".join(["period", "workload_id", *(c for c in ("basis", "currency") if c in cols)])
     return query(
         path,
         f"select *, ({waste_sum}) as waste_cost, "
         f"case when all_in_cost = 0 then null else cast(({waste_sum}) as double) / cast(all_in_cost as double) end "
         f"as waste_share from fct_workload_unit_cost where (?::varchar is null or team_id = ?) "
-        f"and (?::varchar is null or workload_id = ?) and {_period_filters('period')} order by period, workload_id",
+        f"and (?::varchar is null or workload_id = ?) and {_period_filters('period')} order by {order}",
         [team, team, workload, workload, start, start, end, end],
     )
 

@@ -187,3 +187,46 @@ def test_report_says_how_far_charges_go_and_counts_idle_as_waste(serving_db: Pat
     # Links, not paths: its own CSV beside it and the index one folder up, both relative.
     assert '<a href="search.csv">' in html and '<a href="../index.html">' in html
     assert (tmp_path / "2025-02" / "search.csv").exists()
+
+
+
+def _assert_slices_equal_own_queries(db: Path) -> int:
+    """Every team-month slice of reporting.team_month_frames equals the per-team, per-month query's frame
+    (rows, columns, dtypes, order); returns how many team-months were compared."""
+    import pandas as pd
+
+    from reporting.team_month_frames import CONVERTED, TeamMonthFrames
+    from warehouse import serving
+
+    frames = TeamMonthFrames(db)
+    keys = serving.report_keys(db)
+    for team, period in zip(keys["team_id"], keys["period"]):
+        end = (pd.Timestamp(period) + pd.offsets.MonthEnd(0)).date()
+        own = {"charges": serving.chargeback(db, team=team, month=period),
+               "units": serving.unit_costs(db, team=team, start=period, end=period),
+               "util": serving.utilisation(db, team=team, start=period, end=end),
+               "showback": serving.showback(db, team=team, month=period),
+               "budgets": serving.team_budgets(db, team=team, month=period)}
+        parts = frames.parts(team, period)
+        for name, expected in own.items():
+            pd.testing.assert_frame_equal(parts[name], expected, obj=f"{name} of {team} {period}")
+        if CONVERTED in serving.schema(db):
+            converted = serving.query(db, f"select * from {CONVERTED} where team_id = ? and period = ?::date",
+                                      [team, period])
+            pd.testing.assert_frame_equal(frames.converted_row(team, period), converted)
+        else:
+            assert frames.converted_row(team, period) is None
+    return len(keys)
+
+
+def test_read_once_slices_equal_each_team_months_own_queries(serving_db: Path) -> None:
+    """The reports read each source whole once instead of ~6 queries per report (a year of history asked
+    ~430): what each report gets must not change."""
+    assert _assert_slices_equal_own_queries(serving_db) == 7  # the 7 team-months of the first test
+
+
+def test_read_once_slices_equal_own_queries_on_the_sample_publication(sample_run: dict) -> None:
+    """The same on the bundled samples' real publication (read only): several teams, months, bases and the
+    reporting-currency conversion."""
+    assert sample_run["ok"], sample_run["reason"]
+    assert _assert_slices_equal_own_queries(Path(sample_run["home"]) / "serving.duckdb") >= 8
