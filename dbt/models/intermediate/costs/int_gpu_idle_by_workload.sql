@@ -1,3 +1,14 @@
+{{ config(
+    materialized='incremental',
+    incremental_strategy=gpu_ledger.day_incremental_strategy(),
+    partition_by=gpu_ledger.day_partition_by('day'),
+    unique_key='day',
+    on_schema_change='append_new_columns',
+    pre_hook=[
+        {"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_gpu_idle_by_workload_history_key'), [('x_inputs_digest', 'string'), ('x_built_at', 'timestamp')]) }}", "transaction": false},
+        {"sql": "{{ gpu_ledger.clear_days('day', gpu_ledger.idle_by_workload_changed_days()) }}", "transaction": false}
+    ]
+) }}
 -- Idle share of the GPU time a workload is billed for, per workload and bill-line start day, computed
 -- hour by hour over the whole period of each GPU bill line tagged to the workload (a monthly line is
 -- spread over its hours, not put on its start day). Grain: workload_id x day, where day is the
@@ -11,19 +22,33 @@
 -- The policy idle_capacity_basis says which kind is priced as idle_capacity: 'unallocated' (default:
 -- capacity billed that nothing held; a GPU the workload holds is its compute, however busy) or
 -- 'unallocated_and_underused'. idle_share is null when every hour of the lines is unobserved.
+-- Incremental by start day (macros/day_stamps.sql): a day's rows read the usage and GPU bill hours of the
+-- days its lines run on. A run rebuilds the start days whose digest over those days' input stamps changed
+-- (usage days int_gpu_usage_hourly rebuilt, GPU bill files per day of their hours: a new, late or restated
+-- line changes every start day whose lines share a day with it), reading only the days their lines run on;
+-- a start day no line holds any more is deleted (pre-hook clear_days). Every day when
+-- int_gpu_idle_by_workload_history_key changed (registry files, the SQL and seeds upstream).
+{%- if is_incremental() %}
+    {%- set plan = history_days(gpu_ledger.idle_by_workload_changed_days(), ref('int_gpu_idle_by_workload_history_key')) %}
+{%- else %}
+    {%- set plan = {'all': true, 'days': []} %}
+{%- endif %}
+{%- set hours_plan = span_days_plan(plan, idle_line_spans()) %}
 with policies as (
     select * from {{ ref('int_cost_policies') }}
 ),
 
+-- the hours of the days the rebuilt start days' lines run on: every line's, since a workload-hour's
+-- buckets are spread over all its lines in the hour
 billing as (
     select * from {{ ref('int_gpu_billing_hours_mapped') }}
-    where workload_id is not null
+    where workload_id is not null and {{ in_plan('hour_start', hours_plan) }}
 ),
 
 line_starts as (
     select x_charge_key, cast(ChargePeriodStart as date) as day
     from {{ ref('ledger_focus') }}
-    where x_workload_id is not null
+    where x_workload_id is not null and {{ in_plan('ChargePeriodStart', plan) }}
 ),
 
 usage as (
@@ -38,6 +63,7 @@ usage as (
     from {{ ref('int_gpu_usage_hourly') }} as usage
     left join (select distinct x_charge_key, workload_id from billing) as bill_lines
         on bill_lines.x_charge_key = usage.bill_charge_key
+    where {{ in_plan('usage.hour_start', hours_plan) }}
 ),
 
 usage_hours as (
@@ -142,6 +168,18 @@ final as (
                        as decimal(18, 12)) end as idle_share,
         case when over_allocated then 'allocated exceeds billed in some hours: idle set to 0 there' end as idle_flag
     from daily
+),
+
+day_digests as (
+    {{ span_stamp_digests(idle_by_workload_stamps(),
+                          'select * from (' ~ idle_line_spans() ~ ') as spans where ' ~ in_plan('spans.start_day', plan)) }}
 )
 
-select * from final
+select
+    final.*,
+    day_digests.digest as x_inputs_digest,
+    {{ latest_file_load() }} as x_loaded_at,
+    cast({{ dbt.current_timestamp() }} as timestamp) as x_built_at,
+    (select max(x_history_key) from {{ ref('int_gpu_idle_by_workload_history_key') }}) as x_history_key
+from final
+left join day_digests on day_digests.day = final.day

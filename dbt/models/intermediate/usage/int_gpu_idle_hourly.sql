@@ -1,3 +1,14 @@
+{{ config(
+    materialized='incremental',
+    incremental_strategy=gpu_ledger.day_incremental_strategy(),
+    partition_by=gpu_ledger.day_partition_by('day'),
+    unique_key='day',
+    on_schema_change='append_new_columns',
+    pre_hook=[
+        {"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_gpu_idle_hourly_history_key'), [('x_inputs_digest', 'string'), ('x_built_at', 'timestamp')]) }}", "transaction": false},
+        {"sql": "{{ gpu_ledger.clear_days('day', gpu_ledger.idle_hourly_changed_days()) }}", "transaction": false}
+    ]
+) }}
 -- Idle GPU-hours per pool (Slurm cluster, cloud account, Kubernetes cluster, or the hosts seen only in
 -- telemetry), GPU model and hour. Billed (the capacity) = the ledger's GPU-hours for cloud accounts; for a
 -- Slurm cluster with scontrol nodes, each node's physical GPUs in every hour of every UTC day from the
@@ -14,12 +25,30 @@
 --                           collector): neither unallocated nor busy.
 -- billed = unallocated + unobserved + allocated - over_allocation. Never negative: allocation above
 -- billed/capacity is shown as over_allocation_gpu_hours with a cause in idle_flag. Hours are DECIMAL(38, 9).
+-- Incremental by UTC day (day = the hour's date; macros/day_stamps.sql): every rule joins rows of one hour,
+-- except which pools are the inventory's, a bill's or have usage at all (history-wide, with the registry
+-- files and the SQL upstream: int_gpu_idle_hourly_history_key; when it changes every day is rebuilt). A
+-- run rebuilds the days whose input stamps changed: the days int_gpu_usage_hourly or int_gpu_node_hours
+-- rebuilt, the days a GPU bill file gives hours to or took hours from; a day no input holds any more is
+-- deleted (pre-hook clear_days). Plus the backfill window.
+{%- if is_incremental() %}
+    {%- set plan = history_days(gpu_ledger.idle_hourly_changed_days(), ref('int_gpu_idle_hourly_history_key')) %}
+{%- else %}
+    {%- set plan = {'all': true, 'days': []} %}
+{%- endif %}
 with usage as (
     select * from {{ ref('int_gpu_usage_hourly') }}
+    where {{ in_plan('hour_start', plan) }}
 ),
 
 billing as (
     select * from {{ ref('int_gpu_billing_hours_mapped') }}
+    where {{ in_plan('hour_start', plan) }}
+),
+
+-- history-wide: a pool on any bill line has no telemetry capacity on any day
+billing_pools as (
+    select distinct pool_id from {{ ref('int_gpu_billing_hours_mapped') }}
 ),
 
 nodes as (
@@ -43,6 +72,7 @@ usage_hourly as (
 inventory_hours as (
     select pool_id, gpu_model, hour_start, sum(physical_gpus) as billed_gpu_hours, 'inventory' as capacity_basis
     from {{ ref('int_gpu_node_hours') }}
+    where {{ in_plan('hour_start', plan) }}
     group by pool_id, gpu_model, hour_start
 ),
 
@@ -59,7 +89,7 @@ telemetry_hours as (
     from usage_hourly
     where observed_gpus is not null
       and pool_id not in (select pool_id from nodes)
-      and pool_id not in (select pool_id from billing)
+      and pool_id not in (select pool_id from billing_pools)
 ),
 
 capacity as (
@@ -67,8 +97,13 @@ capacity as (
                          ['pool_id', 'gpu_model', 'hour_start', 'billed_gpu_hours', 'capacity_basis']) }}
 ),
 
+-- history-wide: a ledger pool with no usage record on any day is flagged so
 pools_with_usage as (
-    select distinct pool_id from usage_hourly
+    select distinct pool_id from {{ ref('int_gpu_usage_hourly') }}
+),
+
+day_digests as (
+    {{ day_stamp_digests(idle_hourly_stamps()) }}
 ),
 
 joined as (
@@ -138,4 +173,12 @@ final as (
     left join pools_with_usage on pools_with_usage.pool_id = classified.pool_id
 )
 
-select * from final
+select
+    final.*,
+    cast(final.hour_start as date) as day,
+    day_digests.digest as x_inputs_digest,
+    {{ latest_file_load() }} as x_loaded_at,
+    cast({{ dbt.current_timestamp() }} as timestamp) as x_built_at,
+    (select max(x_history_key) from {{ ref('int_gpu_idle_hourly_history_key') }}) as x_history_key
+from final
+left join day_digests on day_digests.day = cast(final.hour_start as date)
