@@ -121,3 +121,18 @@
         {%- endif -%}
     {%- endif -%}
 {%- endmacro %}
+
+{#- The same scope for a test of one model's rows (column_constraints): the predicate on the rows of
+   `relation` built since the check last passed, none (every row) when the relation has no `x_built_at`
+   column (a view over the raw lake, a table rebuilt whole) or when last_pass_at gives none. -#}
+{% macro rows_built_since_last_pass(relation, check_name=none) -%}
+    {%- set passed_at = last_pass_at(check_name) -%}
+    {%- if passed_at is none -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set names = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
+    {%- if 'x_built_at' not in names -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {{ return("(x_built_at is null or x_built_at > cast('" ~ passed_at ~ "' as timestamp))") }}
+{%- endmacro %}

@@ -31,13 +31,21 @@
   selects. The ref in the argument makes dbt build the parent before the test, as it did for the
   generic test. A relationship of another severity (a warning) stays a `relationships` test.
 
+  Nightly scope (macros/check_scope.sql rows_built_since_last_pass): on a model whose rows carry the
+  build stamp `x_built_at`, once the test has passed, the nulls and values are read on the rows built
+  since that pass only, and a unique key on every row sharing a key with one of them (the rebuilt keys
+  joined to the whole table on the key: a new row repeating an old row's key still fails; two old rows
+  were compared when the test passed and no build touched them since). The relationships read every
+  child row: a parent that lost a row orphans old children. No stamp, no pass, `--full-refresh` or
+  Spark: every row.
+
   One row per violation: the constraint, the column, the duplicated value (unique) and how many
   rows break it (the orphan value for relationships); the failure count (fail_calc) is the number of
   offending rows. Portable SQL (DuckDB and Spark run the same project).
 -#}
 {% test column_constraints(model, relationships=[]) %}
 {{ config(fail_calc = "coalesce(sum(failing_rows), 0)") }}
-{%- set ns = namespace(node=none) -%}
+{%- set ns = namespace(node=none, scope=none) -%}
 {%- set not_null = [] -%}
 {%- set unique = [] -%}
 {%- set keys = [] -%}
@@ -100,7 +108,10 @@
     {{ exceptions.raise_compiler_error("column_constraints on " ~ ns.node.name ~ ": no column declares a not_null or unique constraint or a check") }}
   {%- endif -%}
   {%- for col in not_null -%}{%- do rules.insert(loop.index0, ('not_null', col, col ~ " is null")) -%}{%- endfor -%}
+  {%- set ns.scope = rows_built_since_last_pass(model) -%}
 {%- endif -%}
+{#- The rows the null and value rules read, and the keys whose rows the unique rules compare (see above). -#}
+{%- set built = model if ns.scope is none else "(select * from " ~ model ~ " where " ~ ns.scope ~ ") as built_rows" -%}
 {%- if rules %}
 {#- One scan counts the rows breaking each rule (nulls, values); the inline table turns the counts into rows. #}
 select checked.constraint_type, checked.column_name, cast(null as string) as value, checked.failing_rows
@@ -116,7 +127,7 @@ from (
         {%- for r in rules %}
             sum(case when {{ r[2] }} then 1 else 0 end) as failing_{{ loop.index }}{{ "," if not loop.last }}
         {%- endfor %}
-        from {{ model }}
+        from {{ built }}
     ) as n
     cross join (values
     {%- for r in rules %}
@@ -130,14 +141,23 @@ where checked.failing_rows > 0
 {%- for c in unique %}
 select 'unique' as constraint_type, '{{ c }}' as column_name, cast({{ c }} as string) as value,
        count(*) as failing_rows
-from {{ model }} where {{ c }} is not null group by {{ c }} having count(*) > 1
+from {{ model }} where {{ c }} is not null
+{%- if ns.scope is not none %} and {{ c }} in (select {{ c }} from {{ built }}){% endif %}
+group by {{ c }} having count(*) > 1
 {% if not loop.last or keys or (relationships and execute) %}union all{% endif %}
 {%- endfor %}
 {%- for cols in keys %}
 select 'unique' as constraint_type, '{{ cols | join(", ") }}' as column_name,
-       concat_ws('|', {% for c in cols %}cast({{ c }} as string){{ ", " if not loop.last }}{% endfor %}) as value,
+       concat_ws('|', {% for c in cols %}cast(whole.{{ c }} as string){{ ", " if not loop.last }}{% endfor %}) as value,
        count(*) as failing_rows
-from {{ model }} group by {{ cols | join(", ") }} having count(*) > 1
+from {{ model }} as whole
+{%- if ns.scope is not none %}
+{#- nulls group together: a nullable key column matches by `is not distinct from`; a not_null one by `=`,
+    which DuckDB's join also uses to skip the table's row groups outside the rebuilt keys' range #}
+inner join (select distinct {{ cols | join(", ") }} from {{ built }}) as rebuilt
+    on {% for c in cols %}whole.{{ c }} {{ "=" if c in not_null else "is not distinct from" }} rebuilt.{{ c }}{{ " and " if not loop.last }}{% endfor %}
+{%- endif %}
+group by {% for c in cols %}whole.{{ c }}{{ ", " if not loop.last }}{% endfor %} having count(*) > 1
 {% if not loop.last or (relationships and execute) %}union all{% endif %}
 {%- endfor %}
 {%- if execute %}
