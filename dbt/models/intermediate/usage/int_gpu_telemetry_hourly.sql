@@ -13,16 +13,26 @@
 -- Labels and names are min() (deterministic; one value per GPU-hour in practice); no registry or
 -- seed lookups here, so mapping changes reach history without a rebuild of this model.
 {%- if is_incremental() %}
+    {#- The files loaded since the last build, by hash, named in the raw scan: each landed file is its own
+        Parquet file (row groups of one hash), so the scan reads theirs only. A bound on the raw rows'
+        _loaded_at with a day of margin (they are stamped before the audit row) read every sample of a
+        history loaded within the day before (a backfill, a benchmark's base): 2.6 against 0.1 CPU s at
+        256 GPUs x 365 days. -#}
+    {%- set new_hashes = [] %}
+    {%- if execute %}
+        {%- for row in run_query(files_loaded_since_last_build()).rows %}{% do new_hashes.append(row[0]) %}{% endfor %}
+    {%- endif %}
     {%- set changed_days_sql %}
+        {%- if new_hashes %}
         with new_files as ({{ files_loaded_since_last_build() }})
         select distinct cast(coalesce(s.sampled_at, new_files.observed_at) as date)
         from {{ source('usage', 'gpu_samples') }} as s
         inner join new_files on new_files.file_hash = s._file_hash
-        -- raw rows of a file are stamped before its audit row: this bound only lets the scan skip
-        -- old row groups (one day of margin); the join above decides.
-        where s._loaded_at > (select coalesce(max(x_loaded_at), cast('1900-01-01' as timestamp)) from {{ this }})
-                             - interval 1 day
+        where s._file_hash in ({% for h in new_hashes %}'{{ h }}'{{ ', ' if not loop.last }}{% endfor %})
           and s.gpu_uuid is not null
+        {%- else %}
+        select cast(null as date)
+        {%- endif %}
     {%- endset %}
     {%- set days = incremental_days(changed_days_sql) %}
     {#- Rows without a time of their own land on their file's landing day (file_loads below): only files
