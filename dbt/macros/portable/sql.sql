@@ -179,3 +179,12 @@
     {%- endif %}
     {%- endfor %}
 {%- endmacro %}
+
+{#- An order-free digest of a group's rows, as text: the xor of a 64-bit hash of `columns` over the rows.
+    The rows must be distinct on `columns` (two equal rows cancel out): include the input's grain. For a
+    day-incremental model's change detection on a small input kept without build stamps: a per-day
+    digest of int_gpu_idle_hourly's 96k rows at 365 days is 0.008 CPU s this way, 0.16 as md5 over the
+    sorted rows' text. -#}
+{% macro rows_hash_digest(columns) -%}{{ return(adapter.dispatch('rows_hash_digest', 'gpu_ledger')(columns)) }}{%- endmacro %}
+{% macro duckdb__rows_hash_digest(columns) -%}cast(bit_xor(hash({{ columns | join(', ') }})) as string){%- endmacro %}
+{% macro spark__rows_hash_digest(columns) -%}cast(bit_xor(xxhash64({{ columns | join(', ') }})) as string){%- endmacro %}
