@@ -23,6 +23,9 @@ create table if not exists audit.check_results (
     detail varchar, checked_at timestamp
 );
 alter table audit.check_results add column if not exists status varchar;
+-- The digest of the rules a dbt test derived from yml (column_constraints: its compiled SQL's
+-- `/* check rules: <md5> */`): a pass counts for a nightly scope only under the same rules.
+alter table audit.check_results add column if not exists rules_digest varchar;
 create table if not exists audit.check_failures (
     run_id varchar, check_name varchar, target varchar, row_number bigint, failing_row varchar
 );
@@ -50,7 +53,7 @@ def check_status(severity: str, ok: bool, ran: bool = True) -> str:
 
 def record_check(
     con: duckdb.DuckDBPyConnection, run_id: str, name: str, target: str, severity: str, status: str, detail: str,
-    failing_rows: list[str] | None = None,
+    failing_rows: list[str] | None = None, rules_digest: str | None = None,
 ) -> None:
     """Store one check outcome for this run (replacing an earlier result of the same check and run),
     with up to a few of the rows it found (as JSON text) so a warning can be read, not just counted."""
@@ -61,9 +64,9 @@ def record_check(
     con.execute("delete from audit.check_results where run_id = ? and check_name = ? and target = ?", key)
     con.execute("delete from audit.check_failures where run_id = ? and check_name = ? and target = ?", key)
     con.execute(
-        "insert into audit.check_results (run_id, check_name, target, severity, passed, detail, checked_at, status) "
-        "values (?, ?, ?, ?, ?, ?, current_timestamp::timestamp, ?)",
-        [run_id, name, target, severity, status == "pass", detail[:2000], status],
+        "insert into audit.check_results (run_id, check_name, target, severity, passed, detail, checked_at, status, "
+        "rules_digest) values (?, ?, ?, ?, ?, ?, current_timestamp::timestamp, ?, ?)",
+        [run_id, name, target, severity, status == "pass", detail[:2000], status, rules_digest],
     )
     if failing_rows:
         con.executemany("insert into audit.check_failures values (?, ?, ?, ?, ?)",

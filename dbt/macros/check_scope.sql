@@ -23,8 +23,12 @@
     {%- endif -%}
 {%- endmacro %}
 
-{#- The time the check last passed (text), none when its scope is every row (see above). -#}
-{% macro last_pass_at(check_name=none) -%}
+{#- The time the check last passed (text), none when its scope is every row (see above). `rules`: the
+   digest of the rules a generic test derived from yml (column_constraints), which its compiled SQL
+   carries as `/* check rules: <md5> */` and the pipeline records with the outcome
+   (audit.check_results.rules_digest): only a pass under the same rules counts, so rules changed in yml
+   (a column's check added) read every row until they pass once. -#}
+{% macro last_pass_at(check_name=none, rules=none) -%}
     {%- set name = check_name or model.name -%}
     {%- if not execute or flags.FULL_REFRESH or target.type != 'duckdb' -%}
         {{ return(none) }}
@@ -33,9 +37,14 @@
     {%- if results is none -%}
         {{ return(none) }}
     {%- endif -%}
+    {%- if rules is not none
+          and 'rules_digest' not in (adapter.get_columns_in_relation(results) | map(attribute='name') | list) -%}
+        {{ return(none) }}
+    {%- endif -%}
     {%- set sql -%}
         select cast(max(checked_at) as string) from {{ results }}
         where check_name = '{{ name }}' and target = 'dbt' and status = 'pass'
+        {%- if rules is not none %} and rules_digest = '{{ rules }}'{% endif %}
     {%- endset -%}
     {{ return(run_query(sql).columns[0].values()[0]) }}
 {%- endmacro %}
@@ -123,10 +132,11 @@
 {%- endmacro %}
 
 {#- The same scope for a test of one model's rows (column_constraints): the predicate on the rows of
-   `relation` built since the check last passed, none (every row) when the relation has no `x_built_at`
-   column (a view over the raw lake, a table rebuilt whole) or when last_pass_at gives none. -#}
-{% macro rows_built_since_last_pass(relation, check_name=none) -%}
-    {%- set passed_at = last_pass_at(check_name) -%}
+   `relation` built since the check last passed under the same `rules` (a digest), none (every row) when
+   the relation has no `x_built_at` column (a view over the raw lake, a table rebuilt whole) or when
+   last_pass_at gives none. -#}
+{% macro rows_built_since_last_pass(relation, rules, check_name=none) -%}
+    {%- set passed_at = last_pass_at(check_name, rules) -%}
     {%- if passed_at is none -%}
         {{ return(none) }}
     {%- endif -%}

@@ -36,8 +36,9 @@
   since that pass only, and a unique key on every row sharing a key with one of them (the rebuilt keys
   joined to the whole table on the key: a new row repeating an old row's key still fails; two old rows
   were compared when the test passed and no build touched them since). The relationships read every
-  child row: a parent that lost a row orphans old children. No stamp, no pass, `--full-refresh` or
-  Spark: every row.
+  child row: a parent that lost a row orphans old children. No stamp, no pass under the same rules (the
+  digest the SQL carries as `/* check rules: <md5> */`: a check added in yml reads every row until it
+  passes), `--full-refresh` or Spark: every row.
 
   One row per violation: the constraint, the column, the duplicated value (unique) and how many
   rows break it (the orphan value for relationships); the failure count (fail_calc) is the number of
@@ -45,7 +46,7 @@
 -#}
 {% test column_constraints(model, relationships=[]) %}
 {{ config(fail_calc = "coalesce(sum(failing_rows), 0)") }}
-{%- set ns = namespace(node=none, scope=none) -%}
+{%- set ns = namespace(node=none, scope=none, rules=none) -%}
 {%- set not_null = [] -%}
 {%- set unique = [] -%}
 {%- set keys = [] -%}
@@ -108,10 +109,12 @@
     {{ exceptions.raise_compiler_error("column_constraints on " ~ ns.node.name ~ ": no column declares a not_null or unique constraint or a check") }}
   {%- endif -%}
   {%- for col in not_null -%}{%- do rules.insert(loop.index0, ('not_null', col, col ~ " is null")) -%}{%- endfor -%}
-  {%- set ns.scope = rows_built_since_last_pass(model) -%}
+  {%- set ns.rules = local_md5([not_null, unique, keys, rules, relationships] | string) -%}
+  {%- set ns.scope = rows_built_since_last_pass(model, ns.rules) -%}
 {%- endif -%}
 {#- The rows the null and value rules read, and the keys whose rows the unique rules compare (see above). -#}
 {%- set built = model if ns.scope is none else "(select * from " ~ model ~ " where " ~ ns.scope ~ ") as built_rows" -%}
+{%- if ns.rules %}/* check rules: {{ ns.rules }} */{% endif %}
 {%- if rules %}
 {#- One scan counts the rows breaking each rule (nulls, values); the inline table turns the counts into rows. #}
 select checked.constraint_type, checked.column_name, cast(null as string) as value, checked.failing_rows

@@ -11,7 +11,7 @@ the earliest usage day (job day) with three rows (two) before the pass, the next
   (same job_key); a null team_id on the old day.
 Nightly (the tests passed before): the rebuilt day's faults and the keys the rebuilt rows share with old
 rows are found, the old day's own faults are not (they were read by the passing run, and no build
-touched them since). `--full-refresh`: every fault is found.
+touched them since). `--full-refresh`, or a pass under other rules: every fault is found.
 """
 
 from __future__ import annotations
@@ -81,16 +81,27 @@ def doctored(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict
         con.execute(f"update {j} set team_id = null where job_key = (select max(job_key) from {j} "
                     "where x_job_day = ?)", [jold])
 
+        # the pass under the rules the build compiled (their digest, as the pipeline recorded it)
+        digests = dict(con.execute("select check_name, any_value(rules_digest) from audit.check_results "
+                                   "where check_name in (?, ?) and status = 'pass' group by 1", [USAGE, JOBS]).fetchall())
+        assert all(digests.get(check) for check in (USAGE, JOBS)), digests
         con.execute("delete from audit.check_results where check_name in (?, ?)", [USAGE, JOBS])
         for check in (USAGE, JOBS):
             con.execute("insert into audit.check_results (run_id, check_name, target, severity, passed, detail, "
-                        "checked_at, status) values ('r-pass', ?, 'dbt', 'error', true, '', ?::timestamp, 'pass')",
-                        [check, PASSED])
+                        "checked_at, status, rules_digest) values ('r-pass', ?, 'dbt', 'error', true, '', "
+                        "?::timestamp, 'pass', ?)", [check, PASSED, digests[check]])
     finally:
         con.close()
     full = copy_ledger(ledger.parent, base / "full")
+    changed = copy_ledger(ledger.parent, base / "changed")
+    con = duckdb.connect(str(changed))
+    try:  # the pass was under other rules (a column's check added in yml since)
+        con.execute("update audit.check_results set rules_digest = md5('earlier rules') where check_name = ?", [USAGE])
+    finally:
+        con.close()
     # `dbt build` skips a test of a model downstream of a failing test's model: one command per test
     return {"repeated": repeated, "old_dup": old_dup, "job": job, "nightly": _run(ledger, (USAGE, JOBS)),
+            "changed": _run(changed, (USAGE,))[USAGE],
             "full": {**_run(full, (USAGE,), "--full-refresh", command="build"),
                      **_run(full, (JOBS,), "--full-refresh", command="build")}}
 
@@ -125,3 +136,12 @@ def test_a_full_refresh_reads_every_row(doctored: dict) -> None:
     status, rows, _ = doctored["full"][JOBS]
     assert status == "fail"
     assert rows == {("not_null", "team_id", None, 1), ("unique", "job_key", doctored["job"], 2)}
+
+
+def test_a_pass_under_other_rules_reads_every_row(doctored: dict) -> None:
+    status, rows, sql = doctored["changed"]
+    assert status == "fail"
+    assert rows == {("not_null", "team_id", None, 2),
+                    ("unique", "gpu_key, hour_start, allocation_key", doctored["repeated"], 2),
+                    ("unique", "gpu_key, hour_start, allocation_key", doctored["old_dup"], 2)}
+    assert "x_built_at" not in sql

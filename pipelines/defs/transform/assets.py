@@ -10,6 +10,7 @@ rebuild follows from the data (late and restated files), not from the calendar o
 
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -47,6 +48,8 @@ TRANSLATOR = LedgerTranslator(
 DBT_STATUS = {"pass": "pass", "warn": "warn", "fail": "fail", "error": "error", "skipped": "error"}
 # Every row a test returns is kept (its CSV on the Data quality page holds them all; the page shows a few).
 FAILING_ROWS_KEPT = 100_000
+# The rules a generic test compiled from yml (dbt/macros/test_column_constraints.sql), kept with its outcome.
+RULES_DIGEST = re.compile(r"/\* check rules: ([0-9a-f]{32}) \*/")
 
 
 def _failing_rows(con: Any, compiled_sql: str | None) -> list[str]:
@@ -78,13 +81,14 @@ def _record_dbt_results(ledger: LedgerResource, run_id: str, results: dict[str, 
             rows = _failing_rows(con, r.get("compiled_code")) if status in ("warn", "fail") else []
             title = check_title(nodes.get(uid, {"name": uid.split(".")[2]}), status, r.get("failures"),
                                 str(r.get("message") or ""))
-            outcomes.append((uid.split(".")[2], severity, status, title, rows))
+            digest = RULES_DIGEST.search(r.get("compiled_code") or "")
+            outcomes.append((uid.split(".")[2], severity, status, title, rows, digest and digest.group(1)))
             counts[status] += 1
         # One transaction for ~260 outcomes instead of four commits each (the failing-row reads above
         # stay outside it: a query that errors would abort it).
         con.execute("begin transaction")
-        for name, severity, status, message, rows in outcomes:
-            record_check(con, run_id, name, "dbt", severity, status, message, rows)
+        for name, severity, status, message, rows, digest in outcomes:
+            record_check(con, run_id, name, "dbt", severity, status, message, rows, rules_digest=digest)
         con.execute("commit")
     finally:
         con.close()
