@@ -1,11 +1,13 @@
-"""Publishing a rebuilt mart by day: only the days that changed since the publication in place.
+"""Publishing a rebuilt mart by day (or month): only the days that changed since the publication in place.
 
 A mart whose dbt model rebuilds it by UTC day (fct_focus_export copies the days int_focus_export_rows
-rebuilt) declares how in its yml, `meta: publish_by_day: {column, upstream, upstream_day, stamp}`:
+rebuilt) declares how in its yml, `meta: publish_by_day: {column, upstream, upstream_day, stamp, grain}`:
 a mart row's UTC day is that of its `column` (a date or timestamp), `upstream` is the day-incremental
 model whose rows carry the
 day (`upstream_day`) and the time the build that wrote it ran (`stamp`, x_built_at; a day is
-always rewritten whole, so its rows share one stamp). The publication records `ledger_as_of`, the
+always rewritten whole, so its rows share one stamp). `grain: month` (default `day`) does the same by
+calendar month, for a mart its model rebuilds by month (fct_workload_cost_lines copies the months
+int_workload_cost_lines rebuilt): a "day" below is then the first day of a row's month. The publication records `ledger_as_of`, the
 time it started reading the ledger; refreshes are serialised by the refresh lock, so a day stamped
 after it was written by a later build. The new file (a byte copy of the publication in place,
 warehouse/publish.py) then replaces only:
@@ -40,6 +42,15 @@ class DayScope:
     upstream: str
     upstream_day: str
     stamp: str = "x_built_at"
+    grain: str = "day"  # or "month"
+
+    def __post_init__(self) -> None:
+        if self.grain not in ("day", "month"):
+            raise ValueError(f"publish_by_day grain must be day or month, not {self.grain!r}")
+
+    def unit(self, column: str) -> str:
+        """SQL of the first day (a date) of the day or month `column` (a quoted name) falls in."""
+        return f"cast({column} as date)" if self.grain == "day" else f"cast(date_trunc('month', {column}) as date)"
 
 
 def _q(name: str) -> str:
@@ -70,7 +81,7 @@ def changed_days(con: duckdb.DuckDBPyConnection, table: str, scope: DayScope, as
     mine = _columns(con, "ledger", "marts", table)
     if mine != _columns(con, "serving", "main", table) or scope.column not in dict(mine):
         return None
-    source, copy, day = f"ledger.marts.{_q(table)}", f"serving.main.{_q(table)}", f"cast({_q(scope.column)} as date)"
+    source, copy, day = f"ledger.marts.{_q(table)}", f"serving.main.{_q(table)}", scope.unit(_q(scope.column))
     # one scan of the day column of each side; a row without a day could not be placed
     nulls = con.execute(f"select (select count(*) from {source} where {_q(scope.column)} is null) "
                         f"+ (select count(*) from {copy} where {_q(scope.column)} is null)").fetchone()[0]
@@ -85,10 +96,11 @@ def changed_days(con: duckdb.DuckDBPyConnection, table: str, scope: DayScope, as
 
 
 def stamped_days_sql(scope: DayScope, catalog: str | None = None) -> str:
-    """SQL of the upstream's days (`d`) stamped after a time bound as its one parameter (or never stamped)."""
+    """SQL of the upstream's days (`d`; months: their first days) stamped after a time bound as its one
+    parameter (or never stamped)."""
     schema, _, name = scope.upstream.partition(".")
     relation = ".".join(_q(p) for p in ((catalog,) if catalog else ()) + (schema, name))
-    return (f"select distinct {_q(scope.upstream_day)} as d from {relation} "
+    return (f"select distinct {scope.unit(_q(scope.upstream_day))} as d from {relation} "
             f"where {_q(scope.stamp)} is null or {_q(scope.stamp)} > ?")
 
 
@@ -106,18 +118,23 @@ def days_stamped_since(con: duckdb.DuckDBPyConnection, table: str, scope: DaySco
         return None
     days = sorted(r[0] for r in con.execute(f"select cast(d as date) from ({stamped_days_sql(scope)}) as s",
                                             [since]).fetchall() if r[0] is not None)
-    return in_days(scope.column, types[scope.column], days), days
+    return in_days(scope.column, types[scope.column], days, scope.grain), days
 
 
-def in_days(column: str, column_type: str, days: list[date]) -> str:
-    """A predicate: `column` falls on one of `days` (consecutive days as one range), as plain comparisons
-    with constants of the column's type, which DuckDB checks against each row group's min/max."""
+def _next(d: date, grain: str) -> date:
+    return d + timedelta(days=1) if grain == "day" else (d.replace(day=1) + timedelta(days=32)).replace(day=1)
+
+
+def in_days(column: str, column_type: str, days: list[date], grain: str = "day") -> str:
+    """A predicate: `column` falls on one of `days` (months of `grain` month: the months they start;
+    consecutive ones as one range), as plain comparisons with constants of the column's type, which
+    DuckDB checks against each row group's min/max."""
     ranges: list[list[date]] = []
     for d in sorted(days):
         if ranges and ranges[-1][1] == d:
-            ranges[-1][1] = d + timedelta(days=1)
+            ranges[-1][1] = _next(d, grain)
         else:
-            ranges.append([d, d + timedelta(days=1)])
+            ranges.append([d, _next(d, grain)])
     kind = "date" if column_type == "DATE" else "timestamp"
     return "(" + " or ".join(f"({_q(column)} >= {kind} '{lo}' and {_q(column)} < {kind} '{hi}')"
                              for lo, hi in ranges) + ")" if ranges else "false"
@@ -129,7 +146,7 @@ def replace_days(con: duckdb.DuckDBPyConnection, table: str, scope: DayScope, da
     `sort_order` sorts them (warehouse/publish.py); returns the rows inserted."""
     if not days:
         return 0
-    where = in_days(scope.column, dict(_columns(con, "ledger", "marts", table))[scope.column], days)
+    where = in_days(scope.column, dict(_columns(con, "ledger", "marts", table))[scope.column], days, scope.grain)
     rows = f"(select * from ledger.marts.{_q(table)} where {where})"
     con.execute(f"delete from serving.main.{_q(table)} where {where}")
     return con.execute(f"insert into serving.main.{_q(table)} select * from {rows} as r "

@@ -68,3 +68,9 @@
     union all select workload_id, started_at, ended_at from {{ ref('stg_benchmarks__eval_runs') }}
     union all select workload_id, started_at, ended_at from {{ ref('stg_benchmarks__media_batches') }}
 {%- endmacro %}
+
+{#- The columns int_workload_cost_lines keeps for its month-incremental build, which
+   fct_workload_cost_lines does not publish. -#}
+{% macro cost_lines_build_columns() -%}
+    {{ return(['x_inputs_digest', 'x_built_at', 'x_loaded_at', 'x_history_key']) }}
+{%- endmacro %}

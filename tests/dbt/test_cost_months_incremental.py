@@ -15,19 +15,35 @@ incrementally and with `--full-refresh` on a copy of the same ledger:
    102.523589325430); every other period keeps its rows and stamp; no cost line month changes;
 3. the late request restated away (its file replaced): March is rebuilt without it; April is not.
 Each step's rows (less the build stamp) equal a full rebuild of the same inputs.
+
+fct_workload_cost_lines, the published projection of the cost lines, runs with them: it copies again
+exactly the months int_workload_cost_lines rebuilt since its column check last passed (recorded after
+each step, as the pipeline records it), and the publication (warehouse/publish.py, dbt meta
+publish_by_day with grain month) replaces exactly those months in a copy of the sample's serving file.
+Both are seen by a marker appended to `detail` of every row of the mart before the step: the rows copied
+again lose it. Less the marker, the mart equals the full rebuild's and the publication a whole
+publication of the same ledger, row for row.
 """
 
 from __future__ import annotations
 
+import shutil
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from pipelines.defs.publish.assets import day_scopes
 from tests.dbt.ledger_nodes import change, copy_ledger, run_nodes
+from warehouse.audit import record_check
+from warehouse.publish import publish
 
 MODELS = {"int_workload_cost_lines": "period", "int_chargeback_lines": "billing_period_start"}
+MART = "fct_workload_cost_lines"
+MART_CHECK = "column_constraints_fct_workload_cost_lines_"
+MARKER = " [copied before]"
 LATE_REQUEST = "late-request"
 RESTATED_LINE = "32b5d93855dd271d80bc98ab73b7dbc96211435be41663a4bc2050c20937da68:10"
 
@@ -46,10 +62,36 @@ RESTATED_AWAY = [f"delete from intermediate.int_api_requests_allocated where req
 
 
 def _run(ledger: Path, *extra: str) -> None:
-    """Run the two models (alone) on `ledger`; asserts both succeeded."""
-    statuses, out = run_nodes(ledger, "run", *extra, "--select", *MODELS, target=ledger.parent / "target")
+    """Run the two models and the mart (alone) on `ledger`; asserts all succeeded."""
+    statuses, out = run_nodes(ledger, "run", *extra, "--select", *MODELS, MART, target=ledger.parent / "target")
     assert {u: s for u, s in statuses.items() if u.startswith("model.")} == {
-        f"model.gpu_ledger.{m}": "success" for m in MODELS}, out[-3000:]
+        f"model.gpu_ledger.{m}": "success" for m in (*MODELS, MART)}, out[-3000:]
+
+
+def _mark(path: Path, table: str) -> None:
+    """Append MARKER to `detail` of every row of the mart `table` (a ledger's marts or a serving file)."""
+    con = duckdb.connect(str(path))
+    try:
+        con.execute(f"update {table} set detail = detail || '{MARKER}'")
+    finally:
+        con.close()
+
+
+def _copied(path: Path, table: str) -> dict:
+    """Months of the mart whose rows were copied again (no marker), and its rows less the marker."""
+    return {"months": sorted(r[0] for r in _read(path, f"select distinct cast(period as string) from {table} "
+                                                       f"where not ends_with(detail, '{MARKER}')")),
+            "rows": _read(path, f"select * replace (replace(detail, '{MARKER}', '') as detail) from {table} "
+                                "order by all")}
+
+
+def _pass_mart_check(ledger: Path, run: str) -> None:
+    """The mart's column check passed after the step (as the pipeline records a dbt test's outcome)."""
+    con = duckdb.connect(str(ledger))
+    try:
+        record_check(con, run, MART_CHECK, "dbt", "error", "pass", "ok")
+    finally:
+        con.close()
 
 
 def _read(ledger: Path, sql: str) -> list[tuple]:
@@ -70,6 +112,8 @@ def _state(ledger: Path) -> dict:
                       "rows": _read(ledger, f"select * exclude (x_built_at) from intermediate.{model} order by all")}
     out["late_lines"] = _read(ledger, "select component, amount, cast(period as string) "
                                       f"from intermediate.int_workload_cost_lines where source_ref = '{LATE_REQUEST}'")
+    out["projection"] = _read(ledger, f"select * exclude (x_inputs_digest, x_built_at, x_loaded_at, x_history_key) "
+                                      "from intermediate.int_workload_cost_lines order by all")
     return out
 
 
@@ -78,14 +122,24 @@ def steps(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     assert sample_run["ok"], sample_run["reason"]
     base = tmp_path_factory.mktemp("cost_months")
     nightly = copy_ledger(sample_run["home"], base / "nightly")
+    serving = base / "serving.duckdb"
+    shutil.copy(sample_run["home"] / "serving.duckdb", serving)
     out = {"first": _state(nightly)}
     for name, sql in (("late_api_file", LATE_API_FILE), ("restated_bill", RESTATED_BILL),
                       ("restated_away", RESTATED_AWAY)):
         change(nightly, sql)
         full = copy_ledger(nightly.parent, base / f"full-{name}")
+        _mark(nightly, f"marts.{MART}")
+        _mark(serving, MART)
         _run(nightly)
         _run(full, "--full-refresh")
-        out[name] = {"nightly": _state(nightly), "full": _state(full)}
+        _pass_mart_check(nightly, name)
+        publish(nightly, serving, name, datetime.now(UTC), carry_checks=True, rebuilt={MART}, by_day=day_scopes())
+        whole = base / f"whole-{name}.duckdb"
+        publish(nightly, whole, name, datetime.now(UTC))
+        out[name] = {"nightly": _state(nightly), "full": _state(full), "mart": _copied(nightly, f"marts.{MART}"),
+                     "full_mart": _copied(full, f"marts.{MART}"), "published": _copied(serving, MART),
+                     "whole": _copied(whole, MART)}
     return out
 
 
@@ -99,9 +153,16 @@ def _rebuilt(before: dict, after: dict) -> list[str]:
     return rebuilt
 
 
-def _check_full(step: dict) -> None:
+def _check_full(step: dict, months: list[str]) -> None:
+    """The step's rows equal the full rebuild's; the mart and the publication copied exactly `months`
+    again and equal the full rebuild's mart and a whole publication."""
     for model in MODELS:
         assert step["nightly"][model]["rows"] == step["full"][model]["rows"], model
+    assert step["mart"]["months"] == months
+    assert step["published"]["months"] == months
+    assert step["full_mart"]["months"] == ["2025-03-01", "2025-04-01"]  # a full refresh writes every month
+    assert step["mart"]["rows"] == step["full_mart"]["rows"] == step["nightly"]["projection"]
+    assert step["published"]["rows"] == step["whole"]["rows"] == step["mart"]["rows"]
 
 
 def test_the_sample_months(steps: dict) -> None:
@@ -121,7 +182,7 @@ def test_a_late_api_file_rebuilds_exactly_its_month(steps: dict) -> None:
     assert lines["months"]["2025-03-01"][0] >= n + 1
     assert after["late_lines"] == [("api_usage", Decimal("0.500000000000"), "2025-03-01")]
     assert _rebuilt(before["int_chargeback_lines"]["months"], after["int_chargeback_lines"]["months"]) == []
-    _check_full(step)
+    _check_full(step, ["2025-03-01"])
 
 
 def test_a_restated_bill_rebuilds_exactly_its_billing_period(steps: dict) -> None:
@@ -134,7 +195,7 @@ def test_a_restated_bill_rebuilds_exactly_its_billing_period(steps: dict) -> Non
     assert old_total == Decimal("5.047178650860")
     assert charged["2023-11-01"][2] == old_total + Decimal(200)
     assert _rebuilt(before["int_workload_cost_lines"]["months"], after["int_workload_cost_lines"]["months"]) == []
-    _check_full(step)
+    _check_full(step, [])
 
 
 def test_a_request_restated_away_rebuilds_its_month_without_it(steps: dict) -> None:
@@ -144,4 +205,4 @@ def test_a_request_restated_away_rebuilds_its_month_without_it(steps: dict) -> N
     assert _rebuilt(before["int_workload_cost_lines"]["months"], lines["months"]) == ["2025-03-01"]
     assert lines["months"]["2025-03-01"][0] == steps["first"]["int_workload_cost_lines"]["months"]["2025-03-01"][0]
     assert after["late_lines"] == []
-    _check_full(step)
+    _check_full(step, ["2025-03-01"])

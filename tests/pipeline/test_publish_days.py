@@ -177,11 +177,23 @@ def test_consecutive_days_are_one_range_of_the_column() -> None:
         "(\"at\" >= timestamp '2026-01-09' and \"at\" < timestamp '2026-01-10'))")
     assert in_days("d", "DATE", [date(2026, 2, 28)]) == "((\"d\" >= date '2026-02-28' and \"d\" < date '2026-03-01'))"
     assert in_days("d", "DATE", []) == "false"
+    # by month: each month from its first day to the next month's (February 2028 has 29 days), consecutive
+    # months as one range
+    months = [date(2028, 2, 1), date(2028, 1, 1), date(2028, 12, 1)]
+    assert in_days("p", "DATE", months, "month") == (
+        "((\"p\" >= date '2028-01-01' and \"p\" < date '2028-03-01') or "
+        "(\"p\" >= date '2028-12-01' and \"p\" < date '2029-01-01'))")
+    with pytest.raises(ValueError, match="grain"):
+        DayScope(column="p", upstream="i.u", upstream_day="p", grain="week")
 
 
-def test_the_project_publishes_the_focus_export_by_the_days_its_rows_model_rebuilt() -> None:
+def test_the_project_publishes_the_focus_export_by_day_and_the_cost_lines_by_month() -> None:
     from pipelines.defs.publish.assets import day_scopes
 
     assert day_scopes()["fct_focus_export"] == DayScope(
         column="ChargePeriodStart", upstream="intermediate.int_focus_export_rows", upstream_day="x_charge_day",
         stamp="x_built_at")
+    # the cost lines by the months their model rebuilt (tests/dbt/test_cost_months_incremental.py publishes them)
+    assert day_scopes()["fct_workload_cost_lines"] == DayScope(
+        column="period", upstream="intermediate.int_workload_cost_lines", upstream_day="period", stamp="x_built_at",
+        grain="month")

@@ -30,7 +30,8 @@ def day_scopes(nodes: dict[str, Any] | None = None) -> dict[str, DayScope]:
         if spec:
             up = models[spec["upstream"]]
             scopes[name] = DayScope(column=spec["column"], upstream=f"{up['schema']}.{up.get('alias') or up['name']}",
-                                    upstream_day=spec["upstream_day"], stamp=spec.get("stamp", "x_built_at"))
+                                    upstream_day=spec["upstream_day"], stamp=spec.get("stamp", "x_built_at"),
+                                    grain=spec.get("grain", "day"))
     return scopes
 
 
