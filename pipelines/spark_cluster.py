@@ -64,10 +64,11 @@ class SparkCluster:
             return json.loads(response.read())
 
     def alive_workers(self) -> int:
-        """Workers registered with the master and alive (0 while the master is not answering)."""
+        """Workers registered with the master and alive (0 while the master is not answering, or answers
+        its web UI before it serves the JSON: an empty body)."""
         try:
             return sum(1 for w in self.state().get("workers", []) if w.get("state") == "ALIVE")
-        except OSError:
+        except (OSError, ValueError):  # json.JSONDecodeError is a ValueError
             return 0
 
     def stop(self, grace_s: float = 20.0) -> None:
