@@ -25,7 +25,9 @@ weights as (
         workload_id,
         sum(allocated_gpu_hours) as weight
     from {{ ref('int_gpu_usage_hourly') }}
-    where allocated_gpu_hours > 0
+    -- the pools with owned idle to spread only: a share is a pool's (partition by pool), and the rest of
+    -- the fleet's usage history is never read (a fleet with no owned capacity reads none)
+    where allocated_gpu_hours > 0 and pool_id in (select pool_id from capacity)
     group by all
 ),
 
