@@ -18,6 +18,7 @@ serves one connection, and it ends with the refresh (or when the process that st
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import os
@@ -70,6 +71,22 @@ def warm_up() -> None:
             cls = getattr(module, name, None)
             if cls is not None and hasattr(cls, "json_schema"):
                 cls.json_schema()
+
+
+# Python's cyclic collector in a dbt command: a full build of a sample home (~300 nodes, the manifest's
+# objects alive throughout) spent 1.7-2.0 of 12.8-13.8 CPU s in it at the default thresholds (700, 10, 10):
+# ~1,230 young collections. With the warmed-up imports frozen (they live to the end anyway) and a young
+# threshold of 20,000: 0.8-0.9 s, 11.1-11.3 CPU s, the same peak memory (~250 MB); the collector off
+# saved a little more but took ~110 MB more per command (2026-12-05, load ~15).
+GC_THRESHOLDS = (20_000, 10, 10)
+
+
+def collect_less() -> None:
+    """Move what is alive now (the warmed-up imports) out of the collector's sight, and collect young
+    objects less often in the command that follows."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 def dbt_env(target_path: Path, project_dir: Path, profiles_dir: Path) -> dict[str, str]:
@@ -193,6 +210,7 @@ def serve_once(sock: Path) -> None:
     """Warm up, then serve one connection on `sock`; return when the starting process goes away."""
     parent = os.getppid()
     warm_up()
+    collect_less()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(sock))
     listener.listen(1)

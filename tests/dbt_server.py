@@ -11,7 +11,6 @@ write the environment (tests/test_layout.py). `python -m tests.dbt_server SOCKET
 from __future__ import annotations
 
 import atexit
-import gc
 import json
 import os
 import resource
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from pipelines.dbt_server import INT
-from pipelines.dbt_warm import NO_CODE, receive_request, warm_up, watch_caller
+from pipelines.dbt_warm import NO_CODE, collect_less, receive_request, warm_up, watch_caller
 
 
 def _run_dbt(args: list[str]) -> int:
@@ -125,26 +124,11 @@ def commands(sock: Path) -> list[dict]:
     return [json.loads(line) for line in lines if line.endswith("}")]
 
 
-# Python's cyclic collector in a dbt command: a full build of a sample home (~300 nodes, the manifest's
-# objects alive throughout) spent 1.7-2.0 of 12.8-13.8 CPU s in it at the default thresholds (700, 10, 10):
-# ~1,230 young collections. With the server's imports frozen (they live to the end anyway) and a young
-# threshold of 20,000: 0.8-0.9 s, 11.1-11.3 CPU s, the same peak memory (~250 MB); the collector off
-# saved a little more but took ~110 MB more per command (2026-12-05, load ~15).
-GC_THRESHOLDS = (20_000, 10, 10)
-
-
-def _collect_less() -> None:
-    """Move what is alive now out of the collector's sight, and collect young objects less often."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
-
-
 def serve(sock: Path) -> None:
     """Import dbt (and build the schemas it validates with), then fork a child per connection on `sock`
     until the parent process goes away."""
     warm_up()  # what the refresh's own worker does first (pipelines/dbt_warm.py)
-    _collect_less()
+    collect_less()  # the same collector settings as the refresh's own worker
     if threading.active_count() != 1:  # a fork copies only the forking thread: say so if others exist
         print(f"dbt_server: {threading.active_count()} threads before forking", file=sys.stderr)
     parent = os.getppid()
