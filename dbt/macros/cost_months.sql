@@ -62,13 +62,6 @@
     {{ gpu_ledger.changed_months(gpu_ledger.chargeback_stamps(), 'billing_period_start', gpu_ledger.chargeback_spans()) }}
 {%- endmacro %}
 
-{#- The run records (training and eval runs, media batches) as int_workload_cost_lines reads their time. -#}
-{% macro cost_lines_run_records() -%}
-    select workload_id, started_at, ended_at from {{ ref('stg_benchmarks__training_runs') }}
-    union all select workload_id, started_at, ended_at from {{ ref('stg_benchmarks__eval_runs') }}
-    union all select workload_id, started_at, ended_at from {{ ref('stg_benchmarks__media_batches') }}
-{%- endmacro %}
-
 {#- The columns int_workload_cost_lines keeps for its month-incremental build, which
    fct_workload_cost_lines does not publish. -#}
 {% macro cost_lines_build_columns() -%}

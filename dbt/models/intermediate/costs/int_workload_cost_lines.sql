@@ -38,6 +38,25 @@ workloads as (
     select * from {{ ref('stg_registry__workloads') }}
 ),
 
+plan_runs as (
+    -- The run records (training and eval runs, media batches) that overlap the months this run builds
+    -- (every one in a full build), read once: each staging view dedups the whole history of its runs,
+    -- so every further read of them was another pass over a year of runs.
+    select runs.*
+    from (
+        select 'training_run' as source_kind, run_id as ref, workload_id, gpu_model, started_at, ended_at
+        from {{ ref('stg_benchmarks__training_runs') }}
+        union all
+        select 'eval_run', run_id, workload_id, gpu_model, started_at, ended_at
+        from {{ ref('stg_benchmarks__eval_runs') }}
+        union all
+        select 'media_batch', batch_id, workload_id, gpu_model, started_at, ended_at
+        from {{ ref('stg_benchmarks__media_batches') }}
+    ) as runs
+    where runs.workload_id is not null and runs.started_at is not null and runs.ended_at is not null
+      and {{ overlaps_plan('runs.started_at', 'greatest(runs.ended_at, runs.started_at + interval 1 microsecond)', plan) }}
+),
+
 runs_on_bill as (
     -- A run record whose GPUs sit on a GPU bill line of the same workload and GPU model while it runs is
     -- priced by that bill line already: list-pricing the run too would count its GPU-hours twice
@@ -50,22 +69,12 @@ runs_on_bill as (
     from (
         select distinct source_kind, ref, workload_id, gpu_model, started_at, ended_at, cast(hour_start as date) as day
         from (
+            -- a run without a GPU model meets no line (the join on it); no filter on it here, so the
+            -- staging view's model mapping (a chain of regular expressions) runs on this plan's runs only
             select runs.*,
                    {{ hour_buckets('runs.started_at', "greatest(runs.ended_at, runs.started_at + interval 1 microsecond)") }}
                        as hour_start
-            from (
-                select 'training_run' as source_kind, run_id as ref, workload_id, gpu_model, started_at, ended_at
-                from {{ ref('stg_benchmarks__training_runs') }}
-                union all
-                select 'eval_run', run_id, workload_id, gpu_model, started_at, ended_at
-                from {{ ref('stg_benchmarks__eval_runs') }}
-                union all
-                select 'media_batch', batch_id, workload_id, gpu_model, started_at, ended_at
-                from {{ ref('stg_benchmarks__media_batches') }}
-            ) as runs
-            where runs.workload_id is not null and runs.gpu_model is not null
-              and runs.started_at is not null and runs.ended_at is not null
-              and {{ overlaps_plan('runs.started_at', 'greatest(runs.ended_at, runs.started_at + interval 1 microsecond)', plan) }}
+            from plan_runs as runs
         ) as run_hours
     ) as run_days
     inner join (
@@ -79,10 +88,8 @@ runs_on_bill as (
             where ledger.ChargeCategory = 'Usage' and ledger.x_workload_id is not null and ledger.x_gpu_model is not null
               and ledger.ChargePeriodStart is not null and ledger.ChargePeriodEnd is not null
               -- only lines the runs of the rebuilt months can meet (every line in a full build)
-              and ledger.ChargePeriodStart <= (select max(ended_at) from ({{ cost_lines_run_records() }}) as runs
-                                              where {{ overlaps_plan('started_at', 'greatest(ended_at, started_at + interval 1 microsecond)', plan) }})
-              and ledger.ChargePeriodEnd >= (select min(started_at) from ({{ cost_lines_run_records() }}) as runs
-                                            where {{ overlaps_plan('started_at', 'greatest(ended_at, started_at + interval 1 microsecond)', plan) }})
+              and ledger.ChargePeriodStart <= (select max(ended_at) from plan_runs)
+              and ledger.ChargePeriodEnd >= (select min(started_at) from plan_runs)
         ) as line_hours
     ) as line_days
         on line_days.x_workload_id = run_days.workload_id and line_days.x_gpu_model = run_days.gpu_model
@@ -229,9 +236,10 @@ activity as (
     union all
     select workload_id, cast(hour_start as date)
     from (
+        -- plan_runs overlap the plan by [started_at, ended_at) here, as ended_at > started_at
         select workload_id, {{ hour_buckets('started_at', 'ended_at') }} as hour_start
-        from ({{ cost_lines_run_records() }}) as runs
-        where workload_id is not null and ended_at > started_at and {{ overlaps_plan('started_at', 'ended_at', plan) }}
+        from plan_runs as runs
+        where ended_at > started_at
     ) as run_hours
     where {{ in_plan('hour_start', plan) }}
 ),
