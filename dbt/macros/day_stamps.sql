@@ -4,51 +4,19 @@
    columns of each input, never its rows joined:
      - an input incremental by day rewrites a day whole with one build stamp (day_build_stamps);
      - an input rebuilt from landed files keeps each row's file hash: each file with its number of rows
-       on the day (day_file_row_stamps), so a new, late or restated file changes the days it gives rows
+       on the day (file_row_stamps at grain 'day'), so a new, late or restated file changes the days it gives rows
        to or takes rows from.
-   The model stores on every row of a day `x_inputs_digest`, an md5 over the day's stamps; a run rebuilds
-   the days whose digest is not the stored one (new, changed, and stored days no input stamps any more),
+   The model stores on every row of a day `x_inputs_digest`, an md5 over the day's stamps
+   (month_stamp_digests at grain 'day'); a run rebuilds the days whose digest is not the stored one
+   (months_with_changed_digest at grain 'day') (new, changed, and stored days no input stamps any more),
    every day when its history key changed (history_days, macros/incremental_days.sql). -#}
-
-{#- Stamps of a model rebuilt from files, per UTC day of `ts_column` (columns month_at, stamp, as
-   day_build_stamps gives them: month_at is the stamp's time). -#}
-{% macro day_file_row_stamps(relation, ts_column, name, file_hash='x_file_hash') -%}
-    select cast(cast({{ ts_column }} as date) as timestamp) as month_at,
-           concat('{{ name }}|', coalesce({{ file_hash }}, '~'), '|', cast(count(*) as string)) as stamp
-    from {{ relation }}
-    group by cast({{ ts_column }} as date), {{ file_hash }}
-{%- endmacro %}
-
-{#- Per UTC day: md5 over the distinct stamps of `stamps` (selects of month_at and stamp). -#}
-{% macro day_stamp_digests(stamps) -%}
-    select cast(all_stamps.month_at as date) as day,
-           md5({{ gpu_ledger.sorted_distinct_join('all_stamps.stamp', ',') }}) as digest
-    from (
-        {%- for s in stamps %}
-        {{ s }}
-        {{ 'union all' if not loop.last }}
-        {%- endfor %}
-    ) as all_stamps
-    where all_stamps.month_at is not null
-    group by cast(all_stamps.month_at as date)
-{%- endmacro %}
-
-{#- SQL of the days whose stamp digest is not the one stored on the model's rows in `digest_column`: days
-   that gained, lost or changed a stamp, and days the model holds rows of that no input stamps any more. -#}
-{% macro days_with_changed_stamps(stamps, day_column, digest_column='x_inputs_digest') -%}
-    select coalesce(current_digests.day, stored.day) as day
-    from ({{ gpu_ledger.day_stamp_digests(stamps) }}) as current_digests
-    full outer join (select distinct {{ day_column }} as day, {{ digest_column }} as digest from {{ this }}) as stored
-        on stored.day = current_digests.day
-    where stored.digest is distinct from current_digests.digest
-{%- endmacro %}
 
 {#- int_gpu_idle_hourly: a day's rows join the usage, node hours and GPU bill hours of that day. -#}
 {% macro idle_hourly_stamps() -%}
     {{ return([
         gpu_ledger.day_build_stamps(ref('int_gpu_usage_hourly'), 'usage_date', 'usage'),
         gpu_ledger.day_build_stamps(ref('int_gpu_node_hours'), 'day', 'node_hours'),
-        gpu_ledger.day_file_row_stamps(ref('int_gpu_billing_hours_mapped'), 'hour_start', 'bill'),
+        gpu_ledger.file_row_stamps(ref('int_gpu_billing_hours_mapped'), 'hour_start', 'bill', grain='day'),
     ]) }}
 {%- endmacro %}
 
@@ -56,7 +24,7 @@
     {%- if not execute or not is_incremental() -%}
         {{ return('select cast(null as date)') }}
     {%- endif -%}
-    {{ return(gpu_ledger.days_with_changed_stamps(gpu_ledger.idle_hourly_stamps(), 'day')) }}
+    {{ return(gpu_ledger.months_with_changed_digest(gpu_ledger.idle_hourly_stamps(), 'day', grain='day')) }}
 {%- endmacro %}
 
 {#- int_gpu_idle_by_workload: a row of a bill line start day reads the usage and GPU bill hours of every
@@ -65,7 +33,7 @@
 {% macro idle_by_workload_stamps() -%}
     {{ return([
         gpu_ledger.day_build_stamps(ref('int_gpu_usage_hourly'), 'usage_date', 'usage'),
-        gpu_ledger.day_file_row_stamps(ref('int_gpu_billing_hours_mapped'), 'hour_start', 'bill'),
+        gpu_ledger.file_row_stamps(ref('int_gpu_billing_hours_mapped'), 'hour_start', 'bill', grain='day'),
     ]) }}
 {%- endmacro %}
 

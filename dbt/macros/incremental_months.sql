@@ -21,9 +21,15 @@
    every month when the model's history key changed or a file of a family the stamps do not place was
    loaded (history_days, macros/incremental_days.sql). -#}
 
-{#- Per month: md5 over the distinct stamps of `stamps` (SQL selects of `month_at` and `stamp` text). -#}
-{% macro month_stamp_digests(stamps) -%}
-    select cast(date_trunc('month', all_stamps.month_at) as date) as month,
+{#- The period (a date) of `ts` at `grain`: 'month' (its first day) or 'day'. -#}
+{% macro stamp_period(ts, grain='month') -%}
+    {%- if grain == 'day' -%}cast({{ ts }} as date){%- else -%}cast(date_trunc('month', {{ ts }}) as date){%- endif -%}
+{%- endmacro %}
+
+{#- Per period of `grain` (the column is named after it: `month` or `day`): md5 over the distinct stamps of
+   `stamps` (SQL selects of `month_at`, the stamp's time, and `stamp` text). -#}
+{% macro month_stamp_digests(stamps, grain='month') -%}
+    select {{ gpu_ledger.stamp_period('all_stamps.month_at', grain) }} as {{ grain }},
            md5({{ gpu_ledger.sorted_distinct_join('all_stamps.stamp', ',') }}) as digest
     from (
         {%- for s in stamps %}
@@ -32,7 +38,7 @@
         {%- endfor %}
     ) as all_stamps
     where all_stamps.month_at is not null
-    group by cast(date_trunc('month', all_stamps.month_at) as date)
+    group by {{ gpu_ledger.stamp_period('all_stamps.month_at', grain) }}
 {%- endmacro %}
 
 {#- Stamps of a model incremental by day: each day with the build stamp its rows carry. -#}
@@ -43,27 +49,27 @@
     group by {{ day_column }}
 {%- endmacro %}
 
-{#- Stamps of a model rebuilt from files: per month of `ts_column`, each file (hash) and how many of its
-   rows fall in the month. `name` tells several stamps of one relation apart. -#}
-{% macro file_row_stamps(relation, ts_column, name, file_hash='x_file_hash') -%}
-    select date_trunc('month', {{ ts_column }}) as month_at,
+{#- Stamps of a model rebuilt from files: per period of `grain` of `ts_column`, each file (hash) and how many
+   of its rows fall in the period. `name` tells several stamps of one relation apart. -#}
+{% macro file_row_stamps(relation, ts_column, name, file_hash='x_file_hash', grain='month') -%}
+    select cast({{ gpu_ledger.stamp_period(ts_column, grain) }} as timestamp) as month_at,
            concat('{{ name }}|', coalesce({{ file_hash }}, '~'), '|', cast(count(*) as string)) as stamp
     from {{ relation }}
-    group by date_trunc('month', {{ ts_column }}), {{ file_hash }}
+    group by {{ gpu_ledger.stamp_period(ts_column, grain) }}, {{ file_hash }}
 {%- endmacro %}
 
 {#- SQL of the months (first day, a date) whose stamp digest is not the one stored on the model's rows in
    `digest_column`: months that gained, lost or changed a stamp, and months the model holds rows of that
    no input stamps any more. A month of stamps that gives the model no rows is rebuilt every run (it
-   holds no rows, so that costs little). -#}
-{% macro months_with_changed_digest(stamps, month_column, digest_column='x_inputs_digest') -%}
-    select coalesce(current_digests.month, stored.month) as month
-    from ({{ gpu_ledger.month_stamp_digests(stamps) }}) as current_digests
+   holds no rows, so that costs little). `grain` 'day': the same by UTC day (macros/day_stamps.sql). -#}
+{% macro months_with_changed_digest(stamps, month_column, digest_column='x_inputs_digest', grain='month') -%}
+    select coalesce(current_digests.{{ grain }}, stored.{{ grain }}) as {{ grain }}
+    from ({{ gpu_ledger.month_stamp_digests(stamps, grain) }}) as current_digests
     full outer join (
-        select distinct cast(date_trunc('month', {{ month_column }}) as date) as month, {{ digest_column }} as digest
+        select distinct {{ gpu_ledger.stamp_period(month_column, grain) }} as {{ grain }}, {{ digest_column }} as digest
         from {{ this }}
     ) as stored
-        on stored.month = current_digests.month
+        on stored.{{ grain }} = current_digests.{{ grain }}
     where stored.digest is distinct from current_digests.digest
 {%- endmacro %}
 

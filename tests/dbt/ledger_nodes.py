@@ -14,7 +14,9 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -42,6 +44,31 @@ def change(ledger: Path, sql: list[str]) -> None:
             con.execute(statement)
     finally:
         con.close()
+
+
+def nightly_and_full(home: Path, base: Path, changes: list[str], build: Callable[..., None],
+                     read: Callable[[Path], Any]) -> dict[str, Any]:
+    """Copy `home`'s ledger, change its inputs by `changes`, then build it as a night does (`build(ledger)`) and a
+    copy of the changed ledger with `build(ledger, "--full-refresh")`: {"before", "after", "full"} as `read` reads
+    them."""
+    nightly = copy_ledger(home, base / "nightly")
+    before = read(nightly)
+    change(nightly, changes)
+    full = copy_ledger(nightly.parent, base / "full")
+    build(nightly)
+    build(full, "--full-refresh")
+    return {"before": before, "after": read(nightly), "full": read(full)}
+
+
+def rebuilt_periods(before: dict[str, tuple], after: dict[str, tuple], stamp: int = 1) -> list[str]:
+    """The periods (days, months) of `after` whose build stamp (item `stamp` of each value) is newer than every
+    stamp of `before`; asserts every other period of `after` kept its value (rows, stamp, totals) exactly."""
+    newest = max(value[stamp] for value in before.values())
+    rebuilt = sorted(p for p, value in after.items() if value[stamp] > newest)
+    for p, value in after.items():
+        if p not in rebuilt:
+            assert value == before[p], p
+    return rebuilt
 
 
 def run_nodes(ledger: Path, command: str, *args: str, target: Path,

@@ -36,7 +36,7 @@ import duckdb
 import pytest
 
 from pipelines.defs.publish.assets import day_scopes
-from tests.dbt.ledger_nodes import change, copy_ledger, run_nodes
+from tests.dbt.ledger_nodes import change, copy_ledger, rebuilt_periods, run_nodes
 from warehouse.audit import record_check
 from warehouse.publish import publish
 
@@ -112,7 +112,7 @@ def _state(ledger: Path) -> dict:
                       "rows": _read(ledger, f"select * exclude (x_built_at) from intermediate.{model} order by all")}
     out["late_lines"] = _read(ledger, "select component, amount, cast(period as string) "
                                       f"from intermediate.int_workload_cost_lines where source_ref = '{LATE_REQUEST}'")
-    out["projection"] = _read(ledger, f"select * exclude (x_inputs_digest, x_built_at, x_loaded_at, x_history_key) "
+    out["projection"] = _read(ledger, "select * exclude (x_inputs_digest, x_built_at, x_loaded_at, x_history_key) "
                                       "from intermediate.int_workload_cost_lines order by all")
     return out
 
@@ -143,16 +143,6 @@ def steps(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     return out
 
 
-def _rebuilt(before: dict, after: dict) -> list[str]:
-    """Months stamped after every stamp before; every other month keeps its rows, stamp and total."""
-    newest = max(stamp for _, stamp, _ in before.values())
-    rebuilt = sorted(m for m, (_, stamp, _) in after.items() if stamp > newest)
-    for m, value in after.items():
-        if m not in rebuilt:
-            assert value == before[m], m
-    return rebuilt
-
-
 def _check_full(step: dict, months: list[str]) -> None:
     """The step's rows equal the full rebuild's; the mart and the publication copied exactly `months`
     again and equal the full rebuild's mart and a whole publication."""
@@ -176,12 +166,12 @@ def test_a_late_api_file_rebuilds_exactly_its_month(steps: dict) -> None:
     before, step = steps["first"], steps["late_api_file"]
     after = step["nightly"]
     lines = after["int_workload_cost_lines"]
-    assert _rebuilt(before["int_workload_cost_lines"]["months"], lines["months"]) == ["2025-03-01"]
+    assert rebuilt_periods(before["int_workload_cost_lines"]["months"], lines["months"]) == ["2025-03-01"]
     # March gains the request's line: 0.50 USD of api_usage (one more line, its total up by 0.50)
     n = before["int_workload_cost_lines"]["months"]["2025-03-01"][0]
     assert lines["months"]["2025-03-01"][0] >= n + 1
     assert after["late_lines"] == [("api_usage", Decimal("0.500000000000"), "2025-03-01")]
-    assert _rebuilt(before["int_chargeback_lines"]["months"], after["int_chargeback_lines"]["months"]) == []
+    assert rebuilt_periods(before["int_chargeback_lines"]["months"], after["int_chargeback_lines"]["months"]) == []
     _check_full(step, ["2025-03-01"])
 
 
@@ -189,12 +179,13 @@ def test_a_restated_bill_rebuilds_exactly_its_billing_period(steps: dict) -> Non
     before, step = steps["late_api_file"]["nightly"], steps["restated_bill"]
     after = step["nightly"]
     charged = after["int_chargeback_lines"]["months"]
-    assert _rebuilt(before["int_chargeback_lines"]["months"], charged) == ["2023-11-01"]
+    assert rebuilt_periods(before["int_chargeback_lines"]["months"], charged) == ["2023-11-01"]
     # both bases of 2023-11: 2 x 2.523589325430 before; the line's +100 on each basis
     old_total = before["int_chargeback_lines"]["months"]["2023-11-01"][2]
     assert old_total == Decimal("5.047178650860")
     assert charged["2023-11-01"][2] == old_total + Decimal(200)
-    assert _rebuilt(before["int_workload_cost_lines"]["months"], after["int_workload_cost_lines"]["months"]) == []
+    lines_after = after["int_workload_cost_lines"]["months"]
+    assert rebuilt_periods(before["int_workload_cost_lines"]["months"], lines_after) == []
     _check_full(step, [])
 
 
@@ -202,7 +193,7 @@ def test_a_request_restated_away_rebuilds_its_month_without_it(steps: dict) -> N
     before, step = steps["restated_bill"]["nightly"], steps["restated_away"]
     after = step["nightly"]
     lines = after["int_workload_cost_lines"]
-    assert _rebuilt(before["int_workload_cost_lines"]["months"], lines["months"]) == ["2025-03-01"]
+    assert rebuilt_periods(before["int_workload_cost_lines"]["months"], lines["months"]) == ["2025-03-01"]
     assert lines["months"]["2025-03-01"][0] == steps["first"]["int_workload_cost_lines"]["months"]["2025-03-01"][0]
     assert after["late_lines"] == []
     _check_full(step, ["2025-03-01"])

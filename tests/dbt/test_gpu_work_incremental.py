@@ -23,7 +23,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.dbt.ledger_nodes import change, copy_ledger, run_nodes
+from tests.dbt.ledger_nodes import nightly_and_full, rebuilt_periods, run_nodes
 
 MODELS = {"int_gpu_work_events": "x_event_day", "int_gpu_work_priced": "x_event_day",
           "int_focus_allocation_splits": "x_billing_period"}
@@ -73,35 +73,25 @@ def _read(ledger: Path) -> dict:
 def steps(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     assert sample_run["ok"], sample_run["reason"]
     base = tmp_path_factory.mktemp("gpu_work")
-    nightly = copy_ledger(sample_run["home"], base / "nightly")
-    before = _read(nightly)
-    change(nightly, CHANGES)
-    full = copy_ledger(nightly.parent, base / "full")
-    _run(nightly)
-    _run(full, "--full-refresh")
-    return {"before": before, "after": _read(nightly), "full": _read(full)}
-
-
-def _rebuilt(before: dict, after: dict) -> tuple[list[str], list[str]]:
-    """(days stamped after every stamp before, days gone); every other day keeps its rows and stamp."""
-    newest = max(stamp for _, stamp in before.values())
-    rebuilt = sorted(d for d, (_, stamp) in after.items() if stamp > newest)
-    for d, value in after.items():
-        if d not in rebuilt:
-            assert value == before[d], d
-    return rebuilt, sorted(set(before) - set(after))
+    return nightly_and_full(Path(sample_run["home"]), base, CHANGES, _run, _read)
 
 
 @pytest.mark.parametrize("model", ["int_gpu_work_events", "int_gpu_work_priced"])
 def test_the_work_models_rebuild_the_changed_days_only(steps: dict, model: str) -> None:
     assert len(steps["before"][model]) > 10
-    assert _rebuilt(steps["before"][model], steps["after"][model]) == (["2024-04-05", "2025-04-08"], ["2024-04-10"])
+    assert _rebuilt_and_gone(steps, model) == (["2024-04-05", "2025-04-08"], ["2024-04-10"])
+
+
+def _rebuilt_and_gone(steps: dict, model: str) -> tuple[list[str], list[str]]:
+    """The model's (days stamped after every stamp before, days gone); every other day keeps its rows and stamp."""
+    before, after = steps["before"][model], steps["after"][model]
+    return rebuilt_periods(before, after), sorted(set(before) - set(after))
 
 
 def test_the_splits_rebuild_the_changed_period_only(steps: dict) -> None:
     model = "int_focus_allocation_splits"
     assert sorted(steps["before"][model]) == ["2023-09-01", "2023-11-01", "2024-09-01", "2024-10-01", "2025-04-01"]
-    assert _rebuilt(steps["before"][model], steps["after"][model]) == (["2024-09-01"], ["2023-09-01"])
+    assert _rebuilt_and_gone(steps, model) == (["2024-09-01"], ["2023-09-01"])
 
 
 def test_the_changed_work_is_there(steps: dict) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.dbt.ledger_nodes import change, copy_ledger, run_nodes
+from tests.dbt.ledger_nodes import nightly_and_full, rebuilt_periods, run_nodes
 
 MODELS = ["int_gpu_idle_hourly", "int_gpu_idle_by_workload"]
 KEYS = [m + "_history_key" for m in MODELS]
@@ -69,36 +69,26 @@ def _read(ledger: Path) -> dict:
 def steps(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     assert sample_run["ok"], sample_run["reason"]
     base = tmp_path_factory.mktemp("idle")
-    nightly = copy_ledger(sample_run["home"], base / "nightly")
-    before = _read(nightly)
-    change(nightly, CHANGES)
-    full = copy_ledger(nightly.parent, base / "full")
-    _run(nightly)
-    _run(full, "--full-refresh")
-    return {"before": before, "after": _read(nightly), "full": _read(full)}
+    return nightly_and_full(Path(sample_run["home"]), base, CHANGES, _run, _read)
 
 
-def _rebuilt(before: dict, after: dict) -> tuple[list[str], list[str]]:
-    """(days stamped after every stamp before, days gone); every other day keeps its rows and stamp."""
-    newest = max(stamp for _, stamp in before.values())
-    rebuilt = sorted(d for d, (_, stamp) in after.items() if stamp > newest)
-    for d, value in after.items():
-        if d not in rebuilt:
-            assert value == before[d], d
-    return rebuilt, sorted(set(before) - set(after))
+def _rebuilt_and_gone(steps: dict, model: str) -> tuple[list[str], list[str]]:
+    """The model's (days stamped after every stamp before, days gone); every other day keeps its rows and stamp."""
+    before, after = steps["before"][model], steps["after"][model]
+    return rebuilt_periods(before, after), sorted(set(before) - set(after))
 
 
 def test_the_idle_hours_rebuild_the_changed_days_only(steps: dict) -> None:
     model = "int_gpu_idle_hourly"
     assert len(steps["before"][model]) == 31
-    assert _rebuilt(steps["before"][model], steps["after"][model]) == (
+    assert _rebuilt_and_gone(steps, model) == (
         ["2024-04-05", "2025-04-14", "2025-04-15"], ["2026-07-14"])
 
 
 def test_the_workload_idle_rebuilds_the_changed_start_days_only(steps: dict) -> None:
     model = "int_gpu_idle_by_workload"
     assert sorted(steps["before"][model]) == ["2025-04-14", "2025-04-15"]
-    assert _rebuilt(steps["before"][model], steps["after"][model]) == (["2025-04-14"], ["2025-04-15"])
+    assert _rebuilt_and_gone(steps, model) == (["2025-04-14"], ["2025-04-15"])
 
 
 def test_the_changes_are_there(steps: dict) -> None:

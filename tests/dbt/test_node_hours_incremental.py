@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.dbt.ledger_nodes import change, copy_ledger, run_model
+from tests.dbt.ledger_nodes import change, copy_ledger, rebuilt_periods, run_model
 
 MODEL = "int_gpu_node_hours"
 RESTATED, GAP, NEXT = "2024-04-05", "2024-04-20", "2024-04-21"
@@ -73,16 +73,6 @@ def steps(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     return out
 
 
-def _rebuilt(before: dict, after: dict) -> list[str]:
-    """Days stamped after every stamp before; every other day keeps its rows and stamp."""
-    newest = max(stamp for _, stamp in before.values())
-    rebuilt = sorted(d for d, (_, stamp) in after.items() if stamp > newest)
-    for d, value in after.items():
-        if d not in rebuilt:
-            assert value == before[d], d
-    return rebuilt
-
-
 def test_the_sample_pool_has_960_node_hours_a_day(steps: dict) -> None:
     first = steps["first"]
     assert (min(first), max(first)) == ("2024-04-03", "2024-04-19")
@@ -91,7 +81,7 @@ def test_the_sample_pool_has_960_node_hours_a_day(steps: dict) -> None:
 
 def test_a_next_day_and_a_restated_earlier_bill_rebuild_exactly_their_days(steps: dict) -> None:
     step = steps["next_day"]
-    assert _rebuilt(steps["first"], step["days"]) == [RESTATED, GAP, NEXT]
+    assert rebuilt_periods(steps["first"], step["days"]) == [RESTATED, GAP, NEXT]
     assert step["days"][RESTATED][0] == 959  # a100gpu1's 10:00 hour is the bill's capacity
     assert step["days"][GAP][0] == step["days"][NEXT][0] == 960
     assert step["rows"] == step["full_rows"]
@@ -99,7 +89,7 @@ def test_a_next_day_and_a_restated_earlier_bill_rebuild_exactly_their_days(steps
 
 def test_days_restated_away_are_deleted_and_the_rest_equals_a_full_rebuild(steps: dict) -> None:
     step = steps["restated_away"]
-    assert _rebuilt(steps["next_day"]["days"], step["days"]) == [RESTATED]
+    assert rebuilt_periods(steps["next_day"]["days"], step["days"]) == [RESTATED]
     assert GAP not in step["days"] and NEXT not in step["days"]
     assert step["days"][RESTATED][0] == 960
     assert step["rows"] == step["full_rows"]

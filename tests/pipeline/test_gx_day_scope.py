@@ -76,12 +76,12 @@ def test_only_the_rebuilt_days_rows_are_read(db: Path) -> None:
 
 def test_a_bad_row_on_a_rebuilt_day_fails_and_one_on_an_earlier_day_is_not_read_again(db: Path) -> None:
     # a day the suite passed, not rebuilt since: not read again (read whole, it fails)
-    passed, _ = _run(db, "update marts.m set currency = 'XXX' where charged_at = timestamp '2026-01-03 00:07'")
+    passed, _ = _run(db, "update marts.m set currency = 'GBP' where charged_at = timestamp '2026-01-03 00:07'")
     assert passed
     ok, meta = _run(db, passed=set())  # the suite did not pass in the publication in place
     assert not ok and meta["rows"] == 10_000 and not meta.get("scope")
     passed, _ = _run(db, "update marts.m set currency = 'USD'; "
-                         "update marts.m set currency = 'XXX' where charged_at = timestamp '2026-01-10 00:07'")
+                         "update marts.m set currency = 'GBP' where charged_at = timestamp '2026-01-10 00:07'")
     assert not passed  # day 10 was rebuilt since the pass: its bad row is read and fails the suite
 
 

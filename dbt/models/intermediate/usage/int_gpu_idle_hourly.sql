@@ -103,7 +103,7 @@ pools_with_usage as (
 ),
 
 day_digests as (
-    {{ day_stamp_digests(idle_hourly_stamps()) }}
+    {{ month_stamp_digests(idle_hourly_stamps(), 'day') }}
 ),
 
 joined as (
