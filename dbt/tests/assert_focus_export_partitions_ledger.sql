@@ -2,19 +2,47 @@
 -- period and currency, to the cent: Σ BilledCost and Σ EffectiveCost of the export = ledger_focus;
 -- and per ledger line exactly (every line has its parts, the parts add up to it).
 -- Blocking: a mismatch withholds the publication.
+-- Reads the billing periods of the UTC days built since it last passed (macro days_built_since_last_pass;
+-- every period on a full refresh or without a passing record): the days int_focus_export_rows rewrote
+-- (x_built_at; fct_focus_export copied exactly those) and the days of ledger lines from files loaded
+-- since. A new, late or restated bill or a moved split rewrites its days, so every line and every export
+-- row that changed is in such a period, and each such period is summed whole. A night reads its month.
 {{ config(meta={'dagster': {'ref': {'name': 'fct_focus_export'}}}) }}
+{%- set scope = days_built_since_last_pass([(ref('int_focus_export_rows'), 'x_charge_day', 'x_built_at')],
+                                           [(ref('ledger_focus'), 'ChargePeriodStart', 'x_file_hash')]) %}
+{%- if scope['all'] %}
+    {%- set periods = scope %}
+{%- else %}
+    {%- set periods_sql %}
+        select distinct cast(cast(BillingPeriodStart as date) as string)
+        from {{ ref('ledger_focus') }} where {{ in_plan('ChargePeriodStart', scope) }}
+        union
+        select distinct cast(cast(BillingPeriodStart as date) as string)
+        from {{ ref('fct_focus_export') }} where {{ in_plan('ChargePeriodStart', scope) }}
+    {%- endset %}
+    {#- the months of those periods' starts, as ranges of BillingPeriodStart (a scan of their rows only) #}
+    {%- set periods = whole_months({'all': false, 'days': run_query(periods_sql).columns[0].values() | reject('none') | list}) %}
+{%- endif %}
 
-with ledger as (
+with ledger_lines as (
+    select * from {{ ref('ledger_focus') }} where {{ in_plan('BillingPeriodStart', periods) }}
+),
+
+export_rows as (
+    select * from {{ ref('fct_focus_export') }} where {{ in_plan('BillingPeriodStart', periods) }}
+),
+
+ledger as (
     select cast(BillingPeriodStart as date) as billing_period_start, BillingCurrency as currency,
            sum(BilledCost) as billed, sum(EffectiveCost) as effective
-    from {{ ref('ledger_focus') }}
+    from ledger_lines
     group by cast(BillingPeriodStart as date), BillingCurrency
 ),
 
 export as (
     select cast(BillingPeriodStart as date) as billing_period_start, BillingCurrency as currency,
            sum(BilledCost) as billed, sum(EffectiveCost) as effective
-    from {{ ref('fct_focus_export') }}
+    from export_rows
     group by cast(BillingPeriodStart as date), BillingCurrency
 ),
 
@@ -34,8 +62,8 @@ lines as (
     select cast(ledger.BillingPeriodStart as date), ledger.BillingCurrency, 'line',
            coalesce(ledger.BilledCost, 0), coalesce(sum(export.BilledCost), 0),
            coalesce(ledger.EffectiveCost, 0), coalesce(sum(export.EffectiveCost), 0)
-    from {{ ref('ledger_focus') }} as ledger
-    left join {{ ref('fct_focus_export') }} as export on export.x_charge_key = ledger.x_charge_key
+    from ledger_lines as ledger
+    left join export_rows as export on export.x_charge_key = ledger.x_charge_key
     group by ledger.x_charge_key, cast(ledger.BillingPeriodStart as date), ledger.BillingCurrency,
              ledger.BilledCost, ledger.EffectiveCost
     having count(export.x_charge_key) = 0

@@ -25,20 +25,36 @@
 --   that day's idle shares, and the month's weights move the splits of that month's shared, credit and
 --   tax lines) or whose line is gone, and the backfill window;
 -- every day when int_focus_export_history_key changed (registry files, the SQL and seeds upstream).
--- The comparison reads every split of the history (narrow columns, no money arithmetic); the money
--- arithmetic below (DECIMAL(38,12) products, 128-bit on DuckDB) runs on the rebuilt days only.
+-- The comparison reads only the billing periods the splits rebuilt since this model's last build (their
+-- x_built_at is later than every stamp here; the splits rewrite a period whole, so a split can only
+-- change or vanish in such a period) and the periods the stored rows hold that the splits hold no more:
+-- a night reads its month, not the history. The money arithmetic below (DECIMAL(38,12) products, 128-bit
+-- on DuckDB) runs on the rebuilt days only.
 {%- set split_inputs = ['method', 'workload_id', 'weight', 'weight_total', 'share', 'share_rank', 'idle_share',
                         'portion_fraction'] %}
 {%- if is_incremental() %}
     {%- set changed_days_sql %}
-        with current_splits as (
+        with rebuilt_periods as (
+            select distinct x_billing_period as period
+            from {{ ref('int_focus_allocation_splits') }}
+            where x_built_at > (select coalesce(max(x_built_at), cast('1900-01-01' as timestamp)) from {{ this }})
+            union
+            select period from (
+                select cast(BillingPeriodStart as date) as period from {{ this }}
+                except
+                select x_billing_period from {{ ref('int_focus_allocation_splits') }}
+            ) as vanished
+        ),
+        current_splits as (
             select x_charge_key, portion, team_id, charge_day, {{ split_inputs | join(', ') }}
             from {{ ref('int_focus_allocation_splits') }}
+            where x_billing_period in (select period from rebuilt_periods)
         ),
         built_splits as (
             select x_charge_key, x_allocation_portion, x_team, x_charge_day,
                    {% for c in split_inputs %}x_split_{{ c }}{{ ', ' if not loop.last }}{% endfor %}
             from {{ this }}
+            where cast(BillingPeriodStart as date) in (select period from rebuilt_periods)
         ),
         changed as (
             select charge_day as day from (select * from current_splits except select * from built_splits) as added
