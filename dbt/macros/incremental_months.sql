@@ -108,11 +108,30 @@
     {{ return(gpu_ledger.whole_months(gpu_ledger.history_days(changed_months_sql, key_relation, rebuild_all_families))) }}
 {%- endmacro %}
 
+{#- The plan the model's SQL is compiled with, carried by that SQL as a comment
+   (`/* months rebuilt: <json> */`, put first in the model): clear_months, a pre-hook rendered after the
+   model's SQL, reads it there instead of computing the plan again (its stamp digests read the stamps of
+   every month of the history, and the spans every run record). -#}
+{% macro months_rebuilt_comment(plan) -%}
+    /* months rebuilt: {{ tojson(plan) }} */
+{%- endmacro %}
+
+{#- The plan months_rebuilt_comment left in the model's compiled SQL; none when it carries none. -#}
+{% macro compiled_month_plan() -%}
+    {%- set found = modules.re.search('/[*] months rebuilt: ([{].*?[}]) [*]/', model.get('compiled_code') or '') -%}
+    {{ return(fromjson(found.group(1)) if found else none) }}
+{%- endmacro %}
+
 {#- A pre-hook (DuckDB): deletes the months the run rebuilds (every row when it rebuilds all), so a month
-   that gives no rows any more leaves none behind (Spark overwrites the partitions rebuilt). -#}
+   that gives no rows any more leaves none behind (Spark overwrites the partitions rebuilt). The months
+   are those the model's SQL was compiled with (compiled_month_plan), computed once per run; the plan is
+   computed here only for SQL that carries none. -#}
 {% macro clear_months(month_column, changed_months_sql, key_relation, rebuild_all_families=[]) -%}
     {%- if execute and is_incremental() and target.type != 'spark' -%}
-        {%- set plan = gpu_ledger.month_plan(changed_months_sql, key_relation, rebuild_all_families) -%}
+        {%- set plan = gpu_ledger.compiled_month_plan() -%}
+        {%- if plan is none -%}
+            {%- set plan = gpu_ledger.month_plan(changed_months_sql, key_relation, rebuild_all_families) -%}
+        {%- endif -%}
         delete from {{ this }} where {{ gpu_ledger.in_plan(month_column, plan) }}
     {%- endif -%}
 {%- endmacro %}

@@ -23,10 +23,16 @@ publish_by_day with grain month) replaces exactly those months in a copy of the 
 Both are seen by a marker appended to `detail` of every row of the mart before the step: the rows copied
 again lose it. Less the marker, the mart equals the full rebuild's and the publication a whole
 publication of the same ledger, row for row.
+
+Each model computes the months it rebuilds once per run: its compiled SQL carries them
+(`/* months rebuilt: ... */`, which its pre-hook deletes), the run's dbt log holds one query of changed
+stamp digests per model, and of the months carried, those holding rows are exactly the months rebuilt.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -66,6 +72,22 @@ def _run(ledger: Path, *extra: str) -> None:
     statuses, out = run_nodes(ledger, "run", *extra, "--select", *MODELS, MART, target=ledger.parent / "target")
     assert {u: s for u, s in statuses.items() if u.startswith("model.")} == {
         f"model.gpu_ledger.{m}": "success" for m in (*MODELS, MART)}, out[-3000:]
+
+
+def _planned(target: Path) -> dict:
+    """Per model, the months (first days) its compiled SQL carries as rebuilt in the run whose dbt target
+    folder is `target`; and how many queries of changed stamp digests (months_with_changed_digest) the run
+    sent."""
+    out: dict = {}
+    for model in MODELS:
+        (compiled,) = (target / "compiled").rglob(f"{model}.sql")
+        carried = re.search(r"/\* months rebuilt: (\{.*?\}) \*/", compiled.read_text())
+        assert carried is not None, compiled
+        plan = json.loads(carried.group(1))
+        out[model] = "all" if plan["all"] else sorted({day[:8] + "01" for day in plan["days"]})
+    out["digest_queries"] = (target / "dbt.log").read_text().count(
+        "stored.digest is distinct from current_digests.digest")
+    return out
 
 
 def _mark(path: Path, table: str) -> None:
@@ -132,6 +154,7 @@ def steps(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
         _mark(nightly, f"marts.{MART}")
         _mark(serving, MART)
         _run(nightly)
+        planned = _planned(nightly.parent / "target")
         _run(full, "--full-refresh")
         _pass_mart_check(nightly, name)
         publish(nightly, serving, name, datetime.now(UTC), carry_checks=True, rebuilt={MART}, by_day=day_scopes())
@@ -139,7 +162,7 @@ def steps(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
         publish(nightly, whole, name, datetime.now(UTC))
         out[name] = {"nightly": _state(nightly), "full": _state(full), "mart": _copied(nightly, f"marts.{MART}"),
                      "full_mart": _copied(full, f"marts.{MART}"), "published": _copied(serving, MART),
-                     "whole": _copied(whole, MART)}
+                     "whole": _copied(whole, MART), "planned": planned}
     return out
 
 
@@ -197,3 +220,18 @@ def test_a_request_restated_away_rebuilds_its_month_without_it(steps: dict) -> N
     assert lines["months"]["2025-03-01"][0] == steps["first"]["int_workload_cost_lines"]["months"]["2025-03-01"][0]
     assert after["late_lines"] == []
     _check_full(step, ["2025-03-01"])
+
+
+@pytest.mark.parametrize("name,previous", [("late_api_file", "first"), ("restated_bill", "late_api_file"),
+                                           ("restated_away", "restated_bill")])
+def test_each_model_computes_its_months_once_and_rebuilds_exactly_them(steps: dict, name: str,
+                                                                       previous: str) -> None:
+    step = steps[name]
+    before = steps[previous] if previous == "first" else steps[previous]["nightly"]
+    # one query of changed digests per model: the pre-hook reads the months from the compiled SQL
+    assert step["planned"]["digest_queries"] == len(MODELS)
+    for model in MODELS:
+        after = step["nightly"][model]["months"]
+        rebuilt = rebuilt_periods(before[model]["months"], after)
+        assert step["planned"][model] != "all"
+        assert [m for m in step["planned"][model] if m in after] == rebuilt, model

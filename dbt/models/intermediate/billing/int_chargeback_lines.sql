@@ -49,6 +49,7 @@
 {%- else %}
     {%- set plan = {'all': true, 'days': []} %}
 {%- endif %}
+{{ months_rebuilt_comment(plan) }}
 with ledger as (
     -- no idle portion is cut from a line the provider allocated (the export keeps it whole too)
     -- idle shares are one row per workload and day: the join keys alone make it a hash join (with the

@@ -30,6 +30,7 @@
 {%- else %}
     {%- set plan = {'all': true, 'days': []} %}
 {%- endif %}
+{{ months_rebuilt_comment(plan) }}
 with policies as (
     select * from {{ ref('int_cost_policies') }}
 ),
