@@ -178,9 +178,9 @@ def affected_assets(defs: Any, families: list[str], tables: dict[str, list[str] 
     readers = audit_readers(graph, audit_models, families, manifest.get("nodes", {}))
     changed = changed_source_ids(manifest, families, tables or {})
     table_readers = [k for r in raw for k in graph.get(r).child_keys if reads_changed(graph.get(k), manifest, changed)]
-    selection = (dg.AssetSelection.keys(landing, *audit_models, *raw)
-                 | dg.AssetSelection.keys(*table_readers, *readers).downstream()
-                 | dg.AssetSelection.keys(dg.AssetKey(["serving", "publication"])).downstream())
+    selection = (dg.AssetSelection.assets(landing, *audit_models, *raw)
+                 | dg.AssetSelection.assets(*table_readers, *readers).downstream()
+                 | dg.AssetSelection.assets(dg.AssetKey(["serving", "publication"])).downstream())
     return sorted(selection.resolve(graph), key=lambda k: k.to_user_string())
 
 
