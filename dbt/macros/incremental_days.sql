@@ -250,12 +250,30 @@
     {%- set sql -%}
         with new_jobs as (
             select jobs.job_key, {{ gpu_ledger.job_day('jobs.started_at', 'jobs.submitted_at') }} as day
-            from {{ ref('stg_usage__gpu_jobs') }} as jobs
-            inner join ({{ gpu_ledger.files_loaded_since_last_build() }}) as new_files on new_files.file_hash = jobs.x_file_hash
+            from ({{ gpu_ledger.staged_rows_of_new_files(gpu_ledger.staged_gpu_jobs) }}) as jobs
         )
         select day from new_jobs
         union
         select built.x_job_day from {{ this }} as built where built.job_key in (select job_key from new_jobs)
+    {%- endset -%}
+    {{ return(sql) }}
+{%- endmacro %}
+
+{#- SQL of the days int_api_requests_allocated rebuilds (and its pre-hook clears first, so a day whose
+    requests all moved keeps no row): the days of requests in files loaded since the watermark and the
+    days the stored rows of those requests are on (a re-exported request that moved day). -#}
+{% macro api_requests_changed_days() -%}
+    {%- if not execute or not is_incremental() -%}
+        {{ return('select cast(null as date)') }}
+    {%- endif -%}
+    {%- set sql -%}
+        with new_requests as (
+            select requests.request_id, cast(requests.started_at as date) as day
+            from ({{ gpu_ledger.staged_rows_of_new_files(gpu_ledger.staged_api_requests) }}) as requests
+        )
+        select day from new_requests
+        union
+        select built.x_request_day from {{ this }} as built where built.request_id in (select request_id from new_requests)
     {%- endset -%}
     {{ return(sql) }}
 {%- endmacro %}

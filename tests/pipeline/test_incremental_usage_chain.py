@@ -179,7 +179,7 @@ def _api_stamps(home: Path) -> dict[str, tuple]:
 def _api_rows(home: Path) -> list[tuple]:
     con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
     try:
-        return con.execute("select * exclude (x_loaded_at) from intermediate.int_api_requests_allocated "
+        return con.execute("select * exclude (x_loaded_at, x_built_at) from intermediate.int_api_requests_allocated "
                            "order by all").fetchall()
     finally:
         con.close()

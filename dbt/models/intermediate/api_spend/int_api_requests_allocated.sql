@@ -5,8 +5,8 @@
     unique_key='x_request_day',
     on_schema_change='append_new_columns',
     pre_hook=[
-        {"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_api_requests_history_key')) }}", "transaction": false},
-        {"sql": "{{ gpu_ledger.clear_vanished_days('x_request_day', 'select distinct cast(started_at as date) from ' ~ ref('stg_api_spend__requests')) }}", "transaction": false}
+        {"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_api_requests_history_key'), [('x_built_at', 'timestamp')]) }}", "transaction": false},
+        {"sql": "{{ gpu_ledger.clear_days('x_request_day', gpu_ledger.api_requests_changed_days()) }}", "transaction": false}
     ]
 ) }}
 -- One row per LLM API request with its owning team and workload. The proxy's team_id is matched
@@ -18,26 +18,17 @@
 -- days the stored rows of those requests were on (a re-exported request that moved day) and the
 -- backfill window: a request's row changes only when a file holding it is loaded (the latest load of
 -- a request wins, stg_api_spend__requests; a re-export without a request keeps the earlier one); every day when int_api_requests_history_key changed (registry files, the SQL and
--- seeds upstream).
+-- seeds upstream). A night reads the latest rows of the requests on its days only (macros/latest_rows.sql),
+-- not the view's window over every request ever loaded; the rebuilt days are cleared first, so a day
+-- whose requests all moved keeps no row.
 {%- if is_incremental() %}
-    {%- set changed_days_sql %}
-        with new_requests as (
-            select requests.request_id, cast(requests.started_at as date) as day
-            from {{ ref('stg_api_spend__requests') }} as requests
-            inner join ({{ files_loaded_since_last_build() }}) as new_files on new_files.file_hash = requests.x_file_hash
-        )
-        select day from new_requests
-        union
-        select built.x_request_day from {{ this }} as built
-        where built.request_id in (select request_id from new_requests)
-    {%- endset %}
-    {%- set plan = history_days(changed_days_sql, ref('int_api_requests_history_key')) %}
+    {%- set plan = history_days(api_requests_changed_days(), ref('int_api_requests_history_key')) %}
 {%- else %}
     {%- set plan = {'all': true, 'days': []} %}
 {%- endif %}
+-- depends_on: {{ source('api_spend', 'api_requests') }}
 with requests as (
-    select * from {{ ref('stg_api_spend__requests') }}
-    where {{ in_plan('started_at', plan) }}
+    {{ staged_rows_of_plan(ref('stg_api_spend__requests'), staged_api_requests, 'started_at', plan) }}
 ),
 
 teams as (
@@ -77,7 +68,8 @@ final as (
         requests.retries > 0 as retried,
         cast(requests.started_at as date) as x_request_day,
         {{ latest_file_load() }} as x_loaded_at,
-        (select max(x_history_key) from {{ ref('int_api_requests_history_key') }}) as x_history_key
+        (select max(x_history_key) from {{ ref('int_api_requests_history_key') }}) as x_history_key,
+        cast({{ dbt.current_timestamp() }} as timestamp) as x_built_at
     from requests
     left join teams on lower(trim(requests.team_tag)) = teams.match_value
     left join alias_lookup on lower(trim(requests.team_tag)) = alias_lookup.match_value

@@ -24,15 +24,16 @@
 -- run rebuilds the days of jobs in files loaded since the watermark x_loaded_at (new, late or restated
 -- accounting) and the days those jobs were kept under before (a restated job that moved day), and the
 -- backfill window; every day when int_gpu_jobs_history_key changed (registry files, scontrol inventory,
--- the SQL and seeds upstream).
+-- the SQL and seeds upstream). A night reads the latest rows of the jobs on its days only
+-- (macros/latest_rows.sql), not the view's window over every job ever loaded.
 {%- if is_incremental() %}
     {%- set plan = history_days(jobs_changed_days(), ref('int_gpu_jobs_history_key')) %}
 {%- else %}
     {%- set plan = {'all': true, 'days': []} %}
 {%- endif %}
+-- depends_on: {{ source('usage', 'gpu_jobs') }}
 with jobs as (
-    select * from {{ ref('stg_usage__gpu_jobs') }}
-    where {{ in_plan(job_day('started_at', 'submitted_at'), plan) }}
+    {{ staged_rows_of_plan(ref('stg_usage__gpu_jobs'), staged_gpu_jobs, job_day('started_at', 'submitted_at'), plan) }}
 ),
 
 inventory as (
