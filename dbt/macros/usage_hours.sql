@@ -4,6 +4,16 @@
     {{ gpu_ledger.explode_list(gpu_ledger.hour_series("date_trunc('hour', " ~ start_at ~ ")", end_at ~ ' - interval 1 microsecond')) }}
 {%- endmacro %}
 
+{# Day starts (timestamps) of the UTC days of an interval's hour_buckets, one row per day: from the day of
+   start_at to the day of its last instant, none when hour_buckets gives no hour (end_at not after the start
+   of start_at's hour; a zero-length interval inside an hour has that hour, so its day). #}
+{% macro day_buckets(start_at, end_at) -%}
+    {{ gpu_ledger.explode_list(gpu_ledger.day_series(
+        "date_trunc('day', " ~ start_at ~ ")",
+        "case when " ~ end_at ~ " > date_trunc('hour', " ~ start_at ~ ") then date_trunc('day', " ~ end_at
+            ~ " - interval 1 microsecond) else date_trunc('day', " ~ start_at ~ ") - interval 1 day end")) }}
+{%- endmacro %}
+
 {# Hours of [start_at, end_at) that fall inside the hour bucket starting at hour_start. #}
 {% macro overlap_hours(start_at, end_at, hour_start) -%}
     greatest(

@@ -18,7 +18,8 @@ One home, five refreshes of a small generated fleet (8 GPUs, 2025-04-01..03) plu
    `slurm:lab-b`, which moves its day-1 telemetry: day 3 (the job) and day 1 (the host's telemetry)
    are rebuilt, day 2 is not;
 5. the lab bill re-delivered without its day-2 line, and a day-3 media batch restated to end 30
-   minutes earlier: int_gpu_usage_hourly rebuilds day 1 (the delivery's remaining line), and
+   minutes earlier: int_gpu_usage_hourly rebuilds day 1 (the delivery's remaining line) and day 2 (its
+   bill hours changed), and
    int_gpu_usage_unbilled days 1, 2 (where the line gone ran) and 3 (the batch); the day-1 API log
    restated in place (one request's spend changed): int_api_requests_allocated (by UTC day of the
    request) rebuilds day 1 only, as it rebuilt day 3 only for day 3's log.
@@ -388,8 +389,9 @@ def test_a_host_whose_pool_moves_over_history_rebuilds_its_earlier_days(chain: d
 
 def test_a_restated_bill_line_or_run_rebuilds_the_days_it_ran_on(chain: dict) -> None:
     before, step = chain["pool_moved"], chain["restated_cover"]
-    # the re-delivered lab bill keeps its day-1 line: the usage chain rebuilds the hours of its lines
-    assert _rebuilt(before["stamps"], step["stamps"]) == [DAY1]
+    # the re-delivered lab bill keeps its day-1 line: the usage chain rebuilds the hours of its lines, and
+    # day 2, whose GPU bill hours changed (the dropped line: macros/bill_charge_days.sql)
+    assert _rebuilt(before["stamps"], step["stamps"]) == [DAY1, DAY2]
     # the split also rebuilds day 2, where the dropped line ran, and day 3, where the batch ran
     assert _rebuilt(before["unbilled_stamps"], step["unbilled_stamps"]) == [DAY1, DAY2, DAY3]
     _assert_same(step, load_history=False)

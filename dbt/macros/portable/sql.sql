@@ -73,6 +73,13 @@
     case when {{ last }} >= {{ first }} then sequence({{ first }}, {{ last }}, interval 1 hour) else array() end
 {%- endmacro %}
 
+{#- Timestamps first..last inclusive, one day apart, as a list (empty when last < first). -#}
+{% macro day_series(first, last) -%}{{ return(adapter.dispatch('day_series', 'gpu_ledger')(first, last)) }}{%- endmacro %}
+{% macro duckdb__day_series(first, last) -%}generate_series({{ first }}, {{ last }}, interval 1 day){%- endmacro %}
+{% macro spark__day_series(first, last) -%}
+    case when {{ last }} >= {{ first }} then sequence({{ first }}, {{ last }}, interval 1 day) else array() end
+{%- endmacro %}
+
 {#- Microseconds since 1970-01-01 UTC; differences of these are exact durations. -#}
 {% macro epoch_us(ts) -%}{{ return(adapter.dispatch('epoch_us', 'gpu_ledger')(ts)) }}{%- endmacro %}
 {% macro duckdb__epoch_us(ts) -%}epoch_us({{ ts }}){%- endmacro %}

@@ -4,7 +4,7 @@
     partition_by=gpu_ledger.day_partition_by('usage_date'),
     unique_key='usage_date',
     on_schema_change='append_new_columns',
-    pre_hook=[{"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_usage_history_key'), [('x_built_at', 'timestamp')]) }}", "transaction": false},
+    pre_hook=[{"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_usage_history_key'), [('x_built_at', 'timestamp'), ('x_bill_digest', 'string')]) }}", "transaction": false},
               {"sql": "{{ gpu_ledger.reset_day_window() }}", "transaction": false}],
     post_hook="{{ gpu_ledger.insert_day_windows(gpu_ledger.usage_days()) }}"
 ) }}
@@ -30,9 +30,11 @@
 --   telemetry hours int_gpu_telemetry_hourly rebuilt since this model's watermark x_loaded_at (the
 --   latest file load the last build saw), the hours of jobs from files loaded since (a job spanning
 --   midnight rebuilds both days) and the days those jobs held before (a restated job that moved),
---   the hours of GPU bill lines from files loaded since and the days of rows matched to a bill line
---   that changed or is gone, the days of a telemetry host whose pool over all history (counted over
---   every job each run, without expanding hours) is not the one its rows carry, and the backfill window.
+--   the hours of GPU bill lines from files loaded since, the days of rows matched to a bill line that
+--   changed, the days whose GPU bill hours are not the ones they were built with (a line gone:
+--   x_bill_digest, macros/bill_charge_days.sql), the days of a telemetry host whose pool over all history
+--   (counted over every job each run, without expanding hours) is not the one its rows carry, and the
+--   backfill window.
 -- The other history-wide rules (registry mappings and aliases, the scontrol inventory, the seeds, this
 -- SQL) are the digest int_usage_history_key: when it changes, every day is rebuilt (history_days),
 -- since any day's rows may move.
@@ -65,10 +67,7 @@
         select distinct u.usage_date from {{ this }} as u
         inner join changed_charges on changed_charges.x_charge_key = u.bill_charge_key
         union
-        select distinct u.usage_date from {{ this }} as u
-        left join (select distinct x_charge_key from bills) as current_charges
-            on current_charges.x_charge_key = u.bill_charge_key
-        where u.bill_charge_key is not null and current_charges.x_charge_key is null
+        {{ bill_changed_days() }}
         union
         select distinct u.usage_date from {{ this }} as u
         left join ({{ scheduler_host_pools('gpu_jobs') }}) as pools on pools.node_key = u.host_key
@@ -391,6 +390,11 @@ fleet_matches as (
     where instr(unioned.host, '/') > 0
 ),
 
+-- The GPU bill hours of each day built, as a digest a later run compares (bill_changed_days).
+bill_digests as (
+    {{ bill_hour_day_digests(plan) }}
+),
+
 fleet as (
     select *
     from fleet_matches
@@ -417,12 +421,14 @@ final as (
         {{ latest_file_load() }} as x_loaded_at,
         -- when this build ran: a check reads only days built since it last passed (macros/check_scope.sql)
         cast({{ dbt.current_timestamp() }} as timestamp) as x_built_at,
-        (select max(x_history_key) from {{ ref('int_usage_history_key') }}) as x_history_key
+        (select max(x_history_key) from {{ ref('int_usage_history_key') }}) as x_history_key,
+        bill_digests.digest as x_bill_digest
     from unioned
     left join fleet
         on fleet.gpu_key = unioned.gpu_key
         and fleet.hour_start = unioned.hour_start
         and fleet.allocation_key = unioned.allocation_key
+    left join bill_digests on bill_digests.day = cast(unioned.hour_start as date)
 )
 
 select * from final
