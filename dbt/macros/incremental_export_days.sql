@@ -2,8 +2,9 @@
     (int_focus_export_rows, int_api_requests_allocated), beside macros/incremental_days.sql. -#}
 
 {#- The SQL of a history key (one row, x_history_key) for the model `unique_id`: md5 over the registry
-    files' content hashes (teams, workloads, mappings, policies) and upstream_code_digest(unique_id). A
-    model's <name>_history_key is this; history_days rebuilds every day when it moves. -#}
+    files' content hashes (teams, workloads, mappings, policies) and upstream_code_digest(unique_id) (the
+    models, seeds and macros it is built from). A model's <name>_history_key is this; history_days rebuilds
+    every day when it moves. -#}
 {% macro registry_and_code_key(unique_id) -%}
     select md5(concat_ws('#', coalesce(registry_files.part, ''), '{{ upstream_code_digest(unique_id) }}')) as x_history_key
     from (
@@ -13,30 +14,77 @@
     ) as registry_files
 {%- endmacro %}
 
-{#- md5 over the checksums (file contents) of the models and seeds `unique_id` is built from, itself
-    included: a changed rule or seed upstream of it can move rows of any day. -#}
+{#- md5 over the code `unique_id` is built from, itself included: the checksums (file contents) of the
+    models and seeds upstream of it and the SQL of the project's macros those models call
+    (called_macro_digests): a changed rule, seed or macro upstream of it can move rows of any day. -#}
 {% macro upstream_code_digest(unique_id) -%}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set seen = [unique_id] -%}
-    {#- breadth-first over depends_on; a path through the project is far shorter than 64 steps -#}
-    {%- for _ in range(64) -%}
-        {%- for uid in seen -%}
-            {%- set node = graph.nodes.get(uid) -%}
-            {%- if node -%}
-                {%- for parent in node.depends_on.nodes if parent not in seen and parent in graph.nodes -%}
-                    {%- do seen.append(parent) -%}
-                {%- endfor -%}
-            {%- endif -%}
-        {%- endfor -%}
+    {#- breadth-first over depends_on: a Python list grows under its own for loop, each node appended is
+        visited in turn (one pass, not one per step of the longest path) -#}
+    {%- for uid in seen -%}
+        {%- set node = graph.nodes.get(uid) -%}
+        {%- if node -%}
+            {%- for parent in node.depends_on.nodes if parent not in seen and parent in graph.nodes -%}
+                {%- do seen.append(parent) -%}
+            {%- endfor -%}
+        {%- endif -%}
     {%- endfor -%}
     {%- set parts = [] -%}
+    {%- set code_nodes = [] -%}
     {%- for uid in seen | sort -%}
         {%- set node = graph.nodes[uid] -%}
         {%- if node.resource_type in ('model', 'seed') -%}
             {%- do parts.append(uid ~ ':' ~ node.checksum.checksum) -%}
+            {%- do code_nodes.append(node) -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- do parts.extend(called_macro_digests(code_nodes)) -%}
     {{ return(local_md5(parts | join(','))) }}
+{%- endmacro %}
+
+{#- 'name:md5 of its SQL' (sorted) of every macro of this project that the graph nodes `nodes` call,
+    directly or through other macros. A model's checksum covers its own file only, and much of the SQL
+    is in macros (latest_rows, canonical_gpu_model, usage_cover...): without them an upgrade that edits a
+    macro would keep the days built with the old SQL. A model calls a macro if dbt recorded the call
+    (depends_on.macros: the calls rendered at parse, where `execute` is false) or its text calls the name
+    (`name(`: calls under `execute` or `is_incremental()`, and hooks); a macro calls those of its own
+    depends_on.macros (dbt's static reading of every call in it) and of its text, and, for a dispatching
+    macro `x`, every implementation `<engine>__x`, so the digest is the same on DuckDB and Spark. dbt's
+    own macros move only with the pinned dbt version. A name that merely looks called (a SQL function of
+    the same name) only makes the digest cover one macro more. -#}
+{% macro called_macro_digests(nodes) -%}
+    {%- set macros = gpu_ledger -%}
+    {%- set calls = modules.re.compile('([A-Za-z_][A-Za-z0-9_]*) *[(]') -%}
+    {%- set implementations = {} -%}
+    {%- for name in macros.keys() | sort if '__' in name -%}
+        {%- do implementations.setdefault(name.split('__', 1)[1], []).append(name) -%}
+    {%- endfor -%}
+    {%- set covered = [] -%}
+    {%- for node in nodes -%}
+        {%- for id in node.depends_on.macros if id.startswith('macro.gpu_ledger.') -%}
+            {%- do covered.append(id.split('.')[2]) -%}
+        {%- endfor -%}
+        {%- do covered.extend(calls.findall(node.raw_code or '') | unique | select('in', macros)) -%}
+    {%- endfor -%}
+    {%- set covered = covered | unique | list -%}
+    {#- a Python list grows under its own for loop: each name appended is visited in turn -#}
+    {%- for name in covered -%}
+        {%- set macro = macros[name].macro -%}
+        {%- set called = calls.findall(macro.macro_sql) | select('in', macros) | list
+                         + implementations.get(name, []) -%}
+        {%- for id in macro.depends_on.macros if id.startswith('macro.gpu_ledger.') -%}
+            {%- do called.append(id.split('.')[2]) -%}
+        {%- endfor -%}
+        {%- for callee in called | unique if callee not in covered -%}
+            {%- do covered.append(callee) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- set parts = [] -%}
+    {%- for name in covered | sort -%}
+        {%- do parts.append(name ~ ':' ~ local_md5(macros[name].macro.macro_sql)) -%}
+    {%- endfor -%}
+    {{ return(parts) }}
 {%- endmacro %}
 
 {#- A pre-hook: DuckDB's delete+insert replaces the days a run rebuilds that still hold rows; a day

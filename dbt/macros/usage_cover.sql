@@ -17,8 +17,8 @@
    lines: md5 over their text 0.89 CPU s; this 0.30), so a run record counts by its GPU model as
    written, not by its canonical name (a regex match per run: 0.60 with it): the same text always gives
    the same name, and a name written differently for the same GPU only rebuilds the days of that run.
-   The name rules themselves (canonical_gpu_model) are a macro, outside int_usage_history_key like every
-   macro: a change of them needs a full refresh, as for the usage rows named by them. -#}
+   A change of the name rules themselves (the macro canonical_gpu_model) moves int_usage_history_key,
+   which covers the macros the usage models call: every day is rebuilt. -#}
 {% macro usage_cover_lines(plan, gpu_model='gpu_model') -%}
     select 'bill' as kind, lower(ResourceId) as resource_id, lower(ResourceName) as resource_name,
            x_workload_id as workload_id, x_gpu_model as gpu_model,

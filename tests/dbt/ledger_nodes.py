@@ -72,16 +72,18 @@ def rebuilt_periods(before: dict[str, tuple], after: dict[str, tuple], stamp: in
 
 
 def run_nodes(ledger: Path, command: str, *args: str, target: Path,
-              env: dict[str, str] | None = None) -> tuple[dict[str, str], str]:
+              env: dict[str, str] | None = None, project: Path = DBT_DIR) -> tuple[dict[str, str], str]:
     """`dbt <command> <args>` (selection, flags) on `ledger` with the fresh target folder `target`;
-    ({unique_id: status} of the nodes it ran, dbt's output). `env`: variables added for this command."""
+    ({unique_id: status} of the nodes it ran, dbt's output). `env`: variables added for this command;
+    `project`: the dbt project folder (a changed copy of the repository's; the profile stays the repository's,
+    so the parse `gpu-ledger prepare` left still applies, to every file but the changed ones)."""
     assert ledger.name == LEDGER, ledger
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     shutil.copy(DBT_DIR / "target" / "partial_parse.msgpack", target / "partial_parse.msgpack")
     done = subprocess.run(
         [ledger_dbt_executable(), "--in", str(ledger.parent), RUN_RESULTS_ONLY, command, *args,
-         "--project-dir", str(DBT_DIR), "--profiles-dir", str(DBT_DIR), "--target-path", str(target),
+         "--project-dir", str(project), "--profiles-dir", str(DBT_DIR), "--target-path", str(target),
          "--log-path", str(target), "--vars", json.dumps(DBT_LEDGER_VARS)],
         capture_output=True, text=True, timeout=900, check=False, env={**os.environ, **(env or {})})
     results = target / "run_results.json"

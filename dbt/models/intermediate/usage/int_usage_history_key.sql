@@ -5,14 +5,18 @@
 --   registry files (namespace and host mappings, teams, workloads, cost policies), by content hash;
 --   the gpu_aliases and mig_profiles seeds (GPU model names, MIG fractions);
 --   the scontrol inventory (a node's GPUs, model and cluster; a job's GPU model from its node);
---   the SQL of the usage models (a changed rule rebuilds the history it applies to).
+--   the SQL of the usage models and of the macros they call (a changed rule rebuilds the history it
+--   applies to; macros/incremental_export_days.sql called_macro_digests).
 {%- set code = [] %}
 {%- if execute %}
+    {%- set usage_models = [] %}
     {%- for node in graph.nodes.values() | sort(attribute='unique_id') %}
         {%- if node.resource_type == 'model' and 'models/intermediate/usage/' in node.original_file_path %}
             {%- do code.append(node.unique_id ~ ':' ~ local_md5(node.raw_code)) %}
+            {%- do usage_models.append(node) %}
         {%- endif %}
     {%- endfor %}
+    {%- do code.extend(called_macro_digests(usage_models)) %}
 {%- endif %}
 with registry_files as (
     select {{ sorted_distinct_join('file_hash', ',') }} as part
