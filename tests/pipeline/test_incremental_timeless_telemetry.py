@@ -20,11 +20,12 @@ UUID_B = "GPU-00000000-0000-0000-0000-00000000000b"
 
 
 def timeless_rows(db: Path) -> dict[str, list[tuple]]:
-    """int_gpu_telemetry_hourly's rows timed by their file's landing, per GPU uuid."""
+    """int_gpu_telemetry_hourly's rows timed by their file's landing, per GPU uuid, without the watermark and
+    the build stamp (a day rebuilt with the same rows is stamped anew)."""
     con = duckdb.connect(str(db), read_only=True)
     try:
         rows = con.execute(
-            "select * exclude (x_loaded_at) from intermediate.int_gpu_telemetry_hourly "
+            "select * exclude (x_loaded_at, x_built_at) from intermediate.int_gpu_telemetry_hourly "
             "where time_from_landing order by all").fetchall()
         cols = [d[0] for d in con.description]
     finally:

@@ -3,13 +3,17 @@
     incremental_strategy=gpu_ledger.day_incremental_strategy(),
     partition_by=gpu_ledger.day_partition_by('sample_date'),
     unique_key='sample_date',
-    on_schema_change='append_new_columns'
+    on_schema_change='append_new_columns',
+    pre_hook=[{"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_gpu_telemetry_hourly_history_key'), [('x_built_at', 'timestamp')]) }}", "transaction": false}]
 ) }}
 -- GPU telemetry per GPU (or MIG instance) x UTC hour: the 1-minute samples folded to the hour, so
 -- int_gpu_usage_hourly never reads the biggest raw table. Grain: gpu_uuid x mig_instance_id x hour_start.
 -- A sample's time is its own, else its file's landing time (bare nvidia-smi CSVs carry none).
 -- Incremental by UTC day (macros/incremental_days.sql): a run rebuilds only the days that hold rows of
--- files loaded since the last build (new days, late or restated files) and the CLI backfill window.
+-- files loaded since the last build (new days, late or restated files) and the CLI backfill window;
+-- every day when this SQL, the staging SQL upstream or a macro they call changed
+-- (int_gpu_telemetry_hourly_history_key, stored on the rows as x_history_key: a table built before it
+-- stored the key also rebuilds in full, once).
 -- Labels and names are min() (deterministic; one value per GPU-hour in practice); no registry or
 -- seed lookups here, so mapping changes reach history without a rebuild of this model.
 {%- if is_incremental() %}
@@ -34,27 +38,29 @@
         select cast(null as date)
         {%- endif %}
     {%- endset %}
-    {%- set days = incremental_days(changed_days_sql) %}
+    {%- set plan = history_days(changed_days_sql, ref('int_gpu_telemetry_hourly_history_key')) %}
     {#- Rows without a time of their own land on their file's landing day (file_loads below): only files
         landed on a rebuilt day can add any. Naming them keeps `sampled_at is null` out of the scan when
         there are none (an OR with IS NULL is not pushed into the Parquet scan: every sample of the
         history was read, 0.28 against 0.07 CPU s at 256 GPUs x 90 days). -#}
     {%- set timeless_files = [] %}
-    {%- if execute %}
+    {%- if execute and not plan['all'] %}
         {%- set landed_sql %}
             select file_hash from {{ ref('stg_audit__file_loads') }}
             group by file_hash
-            having {{ in_days('min(observed_at)', days) }}
+            having {{ in_days('min(observed_at)', plan['days']) }}
         {%- endset %}
         {%- for row in run_query(landed_sql).rows %}{% do timeless_files.append(row[0]) %}{% endfor %}
     {%- endif %}
+{%- else %}
+    {%- set plan = {'all': true, 'days': []} %}
 {%- endif %}
 
 with samples as (
     select * from {{ ref('stg_usage__gpu_samples') }}
-    {%- if is_incremental() %}
+    {%- if not plan['all'] %}
     -- pushed into the raw scan; rows without a time of their own are placed by the join below
-    where {{ in_days('sampled_at', days) }}
+    where {{ in_days('sampled_at', plan['days']) }}
     {%- if timeless_files %}
        or (sampled_at is null and x_file_hash in ({% for h in timeless_files %}'{{ h }}'{{ ', ' if not loop.last }}{% endfor %}))
     {%- endif %}
@@ -102,10 +108,15 @@ final as (
         max(file_loaded_at) as x_loaded_at
     from sample_times
     where sample_time is not null
-    {%- if is_incremental() %}
-        and {{ in_days('sample_time', days) }}
+    {%- if not plan['all'] %}
+        and {{ in_days('sample_time', plan['days']) }}
     {%- endif %}
     group by gpu_uuid, mig_instance_id, date_trunc('hour', sample_time), cast(date_trunc('day', sample_time) as date)
 )
 
-select * from final
+select
+    final.*,
+    -- when this build ran (a day is always rewritten whole) and the key it was built with (history_days)
+    cast({{ dbt.current_timestamp() }} as timestamp) as x_built_at,
+    (select max(x_history_key) from {{ ref('int_gpu_telemetry_hourly_history_key') }}) as x_history_key
+from final
