@@ -1,0 +1,41 @@
+"""Both processes of a refresh cap DuckDB at one value: the refresh's own connections (warehouse/home.py)
+and dbt's (dbt/profiles.yml, its default when GPU_LEDGER_DBT_MEMORY_LIMIT is unset). The cap is what keeps
+each process within the 2 GiB budget whatever the history (BENCHMARKS.md, peak RSS), so the two must not
+drift apart, and the cap must leave room below 2 GiB for what a process holds besides DuckDB's buffers."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+
+from warehouse.home import DBT_DIR, connect_ledger
+
+PROFILE_DEFAULT = re.compile(r"memory_limit: \"\{\{ env_var\('GPU_LEDGER_DBT_MEMORY_LIMIT', '([^']+)'\) \}\}\"")
+UNITS = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+
+
+def _setting(con: duckdb.DuckDBPyConnection) -> str:
+    """DuckDB's memory_limit as it reports it, e.g. '1.5 GiB'."""
+    return con.execute("select current_setting('memory_limit')").fetchall()[0][0]
+
+
+def test_dbt_and_the_refresh_cap_duckdb_alike_below_2_gib(tmp_path: Path) -> None:
+    (dbt_default,) = PROFILE_DEFAULT.findall((DBT_DIR / "profiles.yml").read_text())
+    ledger = connect_ledger(tmp_path / "ledger.duckdb")
+    try:
+        refresh_cap = _setting(ledger)
+    finally:
+        ledger.close()
+    probe = duckdb.connect()
+    try:
+        probe.execute(f"set memory_limit='{dbt_default}'")  # DuckDB's own parser reads the profile's value
+        dbt_cap = _setting(probe)
+    finally:
+        probe.close()
+    assert dbt_cap == refresh_cap, (dbt_default, refresh_cap)
+    number, unit = refresh_cap.split()
+    # 1536MiB is 1.5 GiB; a process holds ~0.4 GiB besides DuckDB's buffers (Python, dbt, the manifest:
+    # 1,974 MiB peak at fleet-1000-30 under this cap), so a cap above 1.6 GiB breaks the 2 GiB budget
+    assert 1.0 * 2**30 <= float(number) * UNITS[unit] <= 1.6 * 2**30, refresh_cap
