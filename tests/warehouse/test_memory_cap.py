@@ -12,7 +12,8 @@ import duckdb
 
 from warehouse.home import DBT_DIR, connect_ledger
 
-PROFILE_DEFAULT = re.compile(r"memory_limit: \"\{\{ env_var\('GPU_LEDGER_DBT_MEMORY_LIMIT', '([^']+)'\) \}\}\"")
+PROFILE_DEFAULT = re.compile(
+    r"memory_limit: \"\{\{ env_var\('GPU_LEDGER_DBT_MEMORY_LIMIT', '([^']+)'\) \}\}\"")
 UNITS = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
 
 
