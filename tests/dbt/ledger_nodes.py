@@ -92,13 +92,21 @@ def run_nodes(ledger: Path, command: str, *args: str, target: Path,
     return statuses, done.stdout
 
 
+def run_models(ledger: Path, models: tuple[str, ...] | list[str], *extra: str, target: Path | None = None,
+               env: dict[str, str] | None = None, project: Path = DBT_DIR) -> str:
+    """`dbt run` of `models` alone, in one command (`extra`: e.g. --full-refresh; `project` as run_nodes);
+    asserts exactly they ran and each succeeded; dbt's output."""
+    statuses, out = run_nodes(ledger, "run", *extra, "--select", *models,
+                              target=target or ledger.parent / "target", env=env, project=project)
+    ran = {u: s for u, s in statuses.items() if u.startswith("model.")}
+    assert ran == {f"model.gpu_ledger.{m}": "success" for m in models}, out[-3000:]
+    return out
+
+
 def run_model(ledger: Path, model: str, *extra: str, target: Path | None = None,
               env: dict[str, str] | None = None) -> str:
     """`dbt run` of one model alone (`extra`: e.g. --full-refresh); asserts it succeeded; dbt's output."""
-    statuses, out = run_nodes(ledger, "run", *extra, "--select", model,
-                              target=target or ledger.parent / "target", env=env)
-    assert [s for u, s in statuses.items() if u == f"model.gpu_ledger.{model}"] == ["success"], out[-3000:]
-    return out
+    return run_models(ledger, [model], *extra, target=target, env=env)
 
 
 def run_checks(ledger: Path, checks: tuple[str, ...], *extra: str, target: Path,

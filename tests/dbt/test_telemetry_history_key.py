@@ -24,7 +24,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.dbt.ledger_nodes import change, copy_ledger, rebuilt_periods, run_nodes
+from tests.dbt.ledger_nodes import change, copy_ledger, rebuilt_periods, run_models
 from warehouse.home import DBT_DIR
 
 MODEL = "int_gpu_telemetry_hourly"
@@ -65,11 +65,7 @@ def _rows(ledger: Path) -> list[tuple]:
 
 def _run(ledger: Path, project: Path = DBT_DIR) -> str:
     """An incremental run of the key and the model from `project`; dbt's output."""
-    statuses, out = run_nodes(ledger, "run", "--select", KEY, MODEL, target=ledger.parent / "target",
-                              project=project)
-    models = {u: s for u, s in statuses.items() if u.startswith("model.")}
-    assert models == {f"model.gpu_ledger.{m}": "success" for m in (KEY, MODEL)}, out[-3000:]
-    return out
+    return run_models(ledger, [KEY, MODEL], project=project)
 
 
 @pytest.fixture(scope="module")
