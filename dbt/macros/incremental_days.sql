@@ -240,42 +240,35 @@
     coalesce(cast({{ started_at }} as date), cast({{ submitted_at }} as date), cast('1970-01-01' as date))
 {%- endmacro %}
 
-{#- SQL of the days int_gpu_jobs_attributed rebuilds (and its pre-hook clears first, so a day whose jobs
-    all moved keeps no row): the days of jobs in files loaded since the watermark and the days the stored
-    rows of those jobs are on. -#}
-{% macro jobs_changed_days() -%}
+{#- SQL of the days a model keyed by restatable rows rebuilds (its pre-hook clears them first, so a day whose
+    rows all moved keeps no row): the days (`day_expr` over the staged columns) of the latest rows of keys in
+    files loaded since the watermark (staged_rows_of_new_files over `staged_macro`) and the days the stored
+    rows of those keys are on (`built_day`: a restated row that moved day). int_gpu_jobs_attributed
+    (job_key) and int_api_requests_allocated (request_id). -#}
+{% macro restated_key_days(staged_macro, key, day_expr, built_day) -%}
     {%- if not execute or not is_incremental() -%}
         {{ return('select cast(null as date)') }}
     {%- endif -%}
     {%- set sql -%}
-        with new_jobs as (
-            select jobs.job_key, {{ gpu_ledger.job_day('jobs.started_at', 'jobs.submitted_at') }} as day
-            from ({{ gpu_ledger.staged_rows_of_new_files(gpu_ledger.staged_gpu_jobs) }}) as jobs
+        with new_rows as (
+            select staged.{{ key }}, {{ day_expr }} as day
+            from ({{ gpu_ledger.staged_rows_of_new_files(staged_macro) }}) as staged
         )
-        select day from new_jobs
+        select day from new_rows
         union
-        select built.x_job_day from {{ this }} as built where built.job_key in (select job_key from new_jobs)
+        select built.{{ built_day }} from {{ this }} as built where built.{{ key }} in (select {{ key }} from new_rows)
     {%- endset -%}
     {{ return(sql) }}
 {%- endmacro %}
 
-{#- SQL of the days int_api_requests_allocated rebuilds (and its pre-hook clears first, so a day whose
-    requests all moved keeps no row): the days of requests in files loaded since the watermark and the
-    days the stored rows of those requests are on (a re-exported request that moved day). -#}
-{% macro api_requests_changed_days() -%}
-    {%- if not execute or not is_incremental() -%}
-        {{ return('select cast(null as date)') }}
-    {%- endif -%}
-    {%- set sql -%}
-        with new_requests as (
-            select requests.request_id, cast(requests.started_at as date) as day
-            from ({{ gpu_ledger.staged_rows_of_new_files(gpu_ledger.staged_api_requests) }}) as requests
-        )
-        select day from new_requests
-        union
-        select built.x_request_day from {{ this }} as built where built.request_id in (select request_id from new_requests)
-    {%- endset -%}
-    {{ return(sql) }}
+{%- macro jobs_changed_days() -%}
+    {{ return(gpu_ledger.restated_key_days(gpu_ledger.staged_gpu_jobs, 'job_key',
+                                           gpu_ledger.job_day('staged.started_at', 'staged.submitted_at'), 'x_job_day')) }}
+{%- endmacro %}
+
+{%- macro api_requests_changed_days() -%}
+    {{ return(gpu_ledger.restated_key_days(gpu_ledger.staged_api_requests, 'request_id',
+                                           'cast(staged.started_at as date)', 'x_request_day')) }}
 {%- endmacro %}
 
 {#- A digest of the scontrol inventory (a node's GPUs, model and cluster), a history-wide input of the
