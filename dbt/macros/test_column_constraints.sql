@@ -52,7 +52,13 @@
 {%- set keys = [] -%}
 {%- set rules = [] -%}
 {%- if execute -%}
-  {%- for n in graph.nodes.values() -%}
+  {#- The node by its id first (a model or seed named as its relation); the walk over every node of the
+      graph, once per test, only for one aliased to another name. -#}
+  {%- for kind in ('model', 'seed') if ns.node is none -%}
+    {%- set n = graph.nodes.get(kind ~ '.' ~ project_name ~ '.' ~ model.identifier) -%}
+    {%- if n and n.alias == model.identifier and n.schema == model.schema -%}{%- set ns.node = n -%}{%- endif -%}
+  {%- endfor -%}
+  {%- for n in graph.nodes.values() if ns.node is none -%}
     {%- if n.resource_type in ('model', 'seed') and n.alias == model.identifier and n.schema == model.schema -%}
       {%- set ns.node = n -%}
     {%- endif -%}
@@ -110,7 +116,7 @@
   {%- endif -%}
   {%- for col in not_null -%}{%- do rules.insert(loop.index0, ('not_null', col, col ~ " is null")) -%}{%- endfor -%}
   {%- set ns.rules = local_md5([not_null, unique, keys, rules, relationships] | string) -%}
-  {%- set ns.scope = rows_built_since_last_pass(model, ns.rules) -%}
+  {%- set ns.scope = rows_built_since_last_pass(model, ns.rules, stamped='x_built_at' in ns.node.columns) -%}
 {%- endif -%}
 {#- The rows the null and value rules read, and the keys whose rows the unique rules compare (see above). -#}
 {%- set built = model if ns.scope is none else "(select * from " ~ model ~ " where " ~ ns.scope ~ ") as built_rows" -%}
