@@ -16,10 +16,11 @@
 
 {#- md5 over the code `unique_id` is built from, itself included: the checksums (file contents) of the
     models and seeds upstream of it and the SQL of the project's macros those models call
-    (called_macro_digests): a changed rule, seed or macro upstream of it can move rows of any day. -#}
+    (called_macro_digests): a changed rule, seed or macro upstream of it can move rows of any day.
+    `unique_id` may be a list: the code of several models, one walk (int_usage_history_key). -#}
 {% macro upstream_code_digest(unique_id) -%}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
-    {%- set seen = [unique_id] -%}
+    {%- set seen = [unique_id] if unique_id is string else (unique_id | list) -%}
     {#- breadth-first over depends_on: a Python list grows under its own for loop, each node appended is
         visited in turn (one pass, not one per step of the longest path) -#}
     {%- for uid in seen -%}

@@ -10,7 +10,11 @@ files, same code but that macro):
 - canonical_gpu_model gains a name rule (GB300): the usage key moves; the API requests call no GPU name rule
   (neither their models nor any macro they call name it), so their key stays;
 - canonical_gpu_model as it was, staged_api_requests trims the currency: the API key moves; the usage models
-  call no API macro, so the usage key is the stored one again (same code, same key, in another process).
+  call no API macro, so the usage key is the stored one again (same code, same key, in another process);
+- both macros as they were, the scheduler jobs' staging model (stg_usage__gpu_jobs, upstream of the usage
+  folder, not in it) reads its rows through a subquery (a text change, the same rows: the key is over code,
+  not its effect): the usage key moves, so every usage day would be rebuilt; the API requests read no job,
+  so their key is the stored one.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from warehouse.home import DBT_DIR
 
 KEYS = ("int_api_requests_history_key", "int_usage_history_key")
 GPU_RULE = ("        ('GB200', 'GB200'),\n", "        ('GB300', 'GB300'),\n        ('GB200', 'GB200'),\n")
+JOBS_RULE = ("{{ staged_gpu_jobs() }}", "select * from ({{ staged_gpu_jobs() }}) as jobs")
 API_CURRENCY = ("upper(coalesce(currency, 'USD')) as currency", "upper(trim(coalesce(currency, 'USD'))) as currency")
 
 
@@ -63,6 +68,9 @@ def keys(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     _edit(names, *reversed(GPU_RULE))
     _edit(project / "macros" / "latest_rows.sql", *API_CURRENCY)
     found["api_currency"] = _keys(ledger, project)
+    _edit(project / "macros" / "latest_rows.sql", *reversed(API_CURRENCY))
+    _edit(project / "models" / "staging" / "usage" / "stg_usage__gpu_jobs.sql", *JOBS_RULE)
+    found["jobs_staging"] = _keys(ledger, project)
     return found
 
 
@@ -71,6 +79,12 @@ def test_a_macro_the_model_calls_moves_its_key(keys: dict[str, dict[str, list[tu
     assert all(len(rows) == 1 for rows in stored.values()), stored
     assert keys["gpu_rule"]["int_usage_history_key"] != stored["int_usage_history_key"]
     assert keys["api_currency"]["int_api_requests_history_key"] != stored["int_api_requests_history_key"]
+
+
+def test_a_model_upstream_of_the_usage_folder_moves_the_usage_key(keys: dict[str, dict[str, list[tuple]]]) -> None:
+    stored = keys["stored"]
+    assert keys["jobs_staging"]["int_usage_history_key"] != stored["int_usage_history_key"]
+    assert keys["jobs_staging"]["int_api_requests_history_key"] == stored["int_api_requests_history_key"]
 
 
 def test_a_macro_the_model_does_not_call_leaves_its_key(keys: dict[str, dict[str, list[tuple]]]) -> None:

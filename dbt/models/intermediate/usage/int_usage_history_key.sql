@@ -5,18 +5,18 @@
 --   registry files (namespace and host mappings, teams, workloads, cost policies), by content hash;
 --   the gpu_aliases and mig_profiles seeds (GPU model names, MIG fractions);
 --   the scontrol inventory (a node's GPUs, model and cluster; a job's GPU model from its node);
---   the SQL of the usage models and of the macros they call (a changed rule rebuilds the history it
---   applies to; macros/incremental_export_days.sql called_macro_digests).
-{%- set code = [] %}
+--   the code of the usage models and of everything upstream of them: their SQL, the models and seeds
+--   they read (staging of jobs, samples and inventory, the registry models, the GPU bill chain,
+--   ledger_focus, the benchmark runs; instance_gpu_map) and the macros all of these call
+--   (macros/incremental_export_days.sql upstream_code_digest). A changed rule anywhere upstream can
+--   move rows of any day: it rebuilds the history it applies to.
+{%- set usage_models = [] %}
 {%- if execute %}
-    {%- set usage_models = [] %}
     {%- for node in graph.nodes.values() | sort(attribute='unique_id') %}
         {%- if node.resource_type == 'model' and 'models/intermediate/usage/' in node.original_file_path %}
-            {%- do code.append(node.unique_id ~ ':' ~ local_md5(node.raw_code)) %}
-            {%- do usage_models.append(node) %}
+            {%- do usage_models.append(node.unique_id) %}
         {%- endif %}
     {%- endfor %}
-    {%- do code.extend(called_macro_digests(usage_models)) %}
 {%- endif %}
 with registry_files as (
     select {{ sorted_distinct_join('file_hash', ',') }} as part
@@ -45,7 +45,7 @@ nodes as (
 select md5(concat_ws('#',
     coalesce(registry_files.part, ''), coalesce(gpu_aliases.part, ''), coalesce(mig_profiles.part, ''),
     coalesce(inventory.part, ''), coalesce(nodes.part, ''),
-    '{{ local_md5(code | join(",")) }}')) as x_history_key
+    '{{ upstream_code_digest(usage_models) }}')) as x_history_key
 from registry_files
 cross join gpu_aliases
 cross join mig_profiles
