@@ -208,12 +208,18 @@ def _serve(conn: socket.socket) -> NoReturn:
 
 def serve_once(sock: Path) -> None:
     """Warm up, then serve one connection on `sock`; return when the starting process goes away."""
+    from pipelines.dbt_parse import MANIFEST
+    from pipelines.jinja_code import precompile
+
     parent = os.getppid()
     warm_up()
-    collect_less()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(sock))
     listener.listen(1)
+    # Listening first: a command that comes while the project's Jinja compiles waits in the backlog for
+    # what it would have compiled itself, instead of starting a cold dbt of its own.
+    precompile(MANIFEST)
+    collect_less()
     while os.getppid() == parent:
         ready, _, _ = select.select([listener], [], [], 0.5)
         if ready:
