@@ -19,7 +19,16 @@ import pyarrow as pa
 import yaml
 
 from sources.common import BatchedParse, ParseOutput, StreamEnd
-from warehouse.raw_files import FileTableLoad, ensure_file_table, files_folder, load_time, remove_leftovers
+from warehouse.raw_files import (
+    FileTableLoad,
+    database_file,
+    ensure_file_table,
+    file_table_current,
+    files_folder,
+    folder_of,
+    load_time,
+    remove_leftovers,
+)
 
 LOG = logging.getLogger(__name__)
 CONTRACTS_DIR = Path(__file__).resolve().parent / "contracts"
@@ -105,12 +114,35 @@ def _files_folder(con: duckdb.DuckDBPyConnection, table: str) -> Path | None:
 
 
 def ensure_all_raw_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """Create every contracted raw table, so dbt sources exist even before their first file."""
+    """Create every contracted raw table, so dbt sources exist even before their first file.
+
+    The raw schema is read once: a table that already has every contract column, or a view already
+    over its folder, costs no query. Each family's ingest calls this (seven per full refresh), and
+    asking per table was ~4 queries each, ~0.17 s per call for 27 tables."""
+    db = database_file(con)
+    present = _raw_schema(con)
     for table in contracts():
-        ensure_raw_table(con, table)
-        folder = _files_folder(con, table)
+        kind, sql, have = present.get(table, (None, None, set()))
+        folder = folder_of(db, table) if contracts()[table].get("storage") == "parquet" else None
         if folder is not None:
+            if not file_table_current(folder, kind, sql):
+                ensure_raw_table(con, table)
             remove_leftovers(folder)
+        elif kind != "BASE TABLE" or not set({**contract_columns(table), **LINEAGE_COLUMNS}) <= have:
+            ensure_raw_table(con, table)
+
+
+def _raw_schema(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, str | None, set[str]]]:
+    """raw's tables and views as they are: name -> (table type, view SQL or None, column names)."""
+    rows = con.execute(
+        "select t.table_name, any_value(t.table_type), any_value(v.sql), list(c.column_name) "
+        "from information_schema.tables as t "
+        "left join duckdb_views() as v on v.database_name = current_database() and v.schema_name = 'raw' "
+        "and v.view_name = t.table_name "
+        "left join information_schema.columns as c on c.table_catalog = t.table_catalog "
+        "and c.table_schema = t.table_schema and c.table_name = t.table_name "
+        "where t.table_catalog = current_database() and t.table_schema = 'raw' group by t.table_name").fetchall()
+    return {name: (kind, sql, {c for c in cols if c is not None}) for name, kind, sql, cols in rows}
 
 
 def check_contract(table: str, data: pa.Table) -> None:

@@ -57,7 +57,11 @@ def database_file(con: duckdb.DuckDBPyConnection) -> Path | None:
 
 def files_folder(con: duckdb.DuckDBPyConnection, table: str) -> Path | None:
     """Folder of `raw.<table>`'s Parquet files, or None when the table lives in DuckDB."""
-    db = database_file(con)
+    return folder_of(database_file(con), table)
+
+
+def folder_of(db: Path | None, table: str) -> Path | None:
+    """Folder of `raw.<table>`'s Parquet files beside the database file `db` (None: in memory)."""
     return db.with_suffix(".raw") / table if db is not None else None
 
 
@@ -70,6 +74,12 @@ def _kind(con: duckdb.DuckDBPyConnection, table: str) -> tuple[str | None, str |
     return (row[0], row[1]) if row else (None, None)
 
 
+def file_table_current(folder: Path, kind: str | None, sql: str | None) -> bool:
+    """Whether `raw.<table>` (of type `kind`, a view defined by `sql`) is already the view over `folder`
+    that ensure_file_table would make, its folder in place."""
+    return kind == "VIEW" and sql is not None and str(folder) in sql and (folder / EMPTY_FILE).exists()
+
+
 def _view_sql(table: str, folder: Path) -> str:
     return (f"create or replace view raw.{_q(table)} as "
             f"select * from read_parquet({_lit(str(folder / '*.parquet'))})")
@@ -80,7 +90,7 @@ def ensure_file_table(con: duckdb.DuckDBPyConnection, table: str, folder: Path, 
     lineage included. Cheap when the view already points at `folder`. True when the view existed but
     its folder did not (deleted by hand): the rows of every file loaded before are gone."""
     kind, sql = _kind(con, table)
-    if kind == "VIEW" and sql is not None and str(folder) in sql and (folder / EMPTY_FILE).exists():
+    if file_table_current(folder, kind, sql):
         return False
     lost = kind == "VIEW" and not (folder / EMPTY_FILE).exists()
     folder.mkdir(parents=True, exist_ok=True)
