@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import time
@@ -93,6 +94,11 @@ def test_a_killed_caller_leaves_no_dbt_behind(server, tmp_path: Path, kill: sign
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     _wait_for(lambda: _children(proc.pid) - before, "the server's child")
     (child,) = _children(proc.pid) - before
+    # The child exists from the server's accept on, before the caller has sent its command: killed then,
+    # the child ends on the half-sent request (exit 70), not as a running dbt. dbt's first line on the
+    # caller's stdout (the child writes there) says the command runs.
+    ready, _, _ = select.select([caller.stdout], [], [], 60)
+    assert ready and os.read(caller.stdout.fileno(), 4096), "dbt init never started"
     caller.send_signal(kill)
     caller.wait(timeout=30)
     assert caller.returncode == -kill
