@@ -9,6 +9,8 @@ an environment of the same settings gets the same code, which Jinja binds to the
 globals as it always does (`Template.from_code`). `precompile(manifest)` compiles the project's macros and
 node SQL the way dbt does (`dbt_common.clients.jinja.get_environment()`), so that a warm dbt process
 (pipelines/dbt_warm.py, the test session's tests/dbt_server.py) does it before its command comes.
+Jinja's own `bytecode_cache` would not serve: it caches templates loaded through a loader, and dbt
+compiles every template from a string (`Environment.from_string`).
 """
 
 from __future__ import annotations

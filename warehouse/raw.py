@@ -27,6 +27,7 @@ from warehouse.raw_files import (
     files_folder,
     folder_of,
     load_time,
+    raw_schema,
     remove_leftovers,
 )
 
@@ -120,7 +121,7 @@ def ensure_all_raw_tables(con: duckdb.DuckDBPyConnection) -> None:
     over its folder, costs no query. Each family's ingest calls this (seven per full refresh), and
     asking per table was ~4 queries each, ~0.17 s per call for 27 tables."""
     db = database_file(con)
-    present = _raw_schema(con)
+    present = raw_schema(con)
     for table in contracts():
         kind, sql, have = present.get(table, (None, None, set()))
         folder = folder_of(db, table) if contracts()[table].get("storage") == "parquet" else None
@@ -130,19 +131,6 @@ def ensure_all_raw_tables(con: duckdb.DuckDBPyConnection) -> None:
             remove_leftovers(folder)
         elif kind != "BASE TABLE" or not set({**contract_columns(table), **LINEAGE_COLUMNS}) <= have:
             ensure_raw_table(con, table)
-
-
-def _raw_schema(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, str | None, set[str]]]:
-    """raw's tables and views as they are: name -> (table type, view SQL or None, column names)."""
-    rows = con.execute(
-        "select t.table_name, any_value(t.table_type), any_value(v.sql), list(c.column_name) "
-        "from information_schema.tables as t "
-        "left join duckdb_views() as v on v.database_name = current_database() and v.schema_name = 'raw' "
-        "and v.view_name = t.table_name "
-        "left join information_schema.columns as c on c.table_catalog = t.table_catalog "
-        "and c.table_schema = t.table_schema and c.table_name = t.table_name "
-        "where t.table_catalog = current_database() and t.table_schema = 'raw' group by t.table_name").fetchall()
-    return {name: (kind, sql, {c for c in cols if c is not None}) for name, kind, sql, cols in rows}
 
 
 def check_contract(table: str, data: pa.Table) -> None:

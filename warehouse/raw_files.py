@@ -65,13 +65,17 @@ def folder_of(db: Path | None, table: str) -> Path | None:
     return db.with_suffix(".raw") / table if db is not None else None
 
 
-def _kind(con: duckdb.DuckDBPyConnection, table: str) -> tuple[str | None, str | None]:
-    row = con.execute(
-        "select table_type, (select sql from duckdb_views() v where v.database_name = current_database() "
-        "and v.schema_name = 'raw' and v.view_name = t.table_name) "
-        "from information_schema.tables t where table_catalog = current_database() and table_schema = 'raw' "
-        "and table_name = ?", [table]).fetchone()
-    return (row[0], row[1]) if row else (None, None)
+def raw_schema(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, str | None, set[str]]]:
+    """raw's tables and views as they are, in one query: name -> (table type, view SQL or None, column names)."""
+    rows = con.execute(
+        "select t.table_name, any_value(t.table_type), any_value(v.sql), list(c.column_name) "
+        "from information_schema.tables as t "
+        "left join duckdb_views() as v on v.database_name = current_database() and v.schema_name = 'raw' "
+        "and v.view_name = t.table_name "
+        "left join information_schema.columns as c on c.table_catalog = t.table_catalog "
+        "and c.table_schema = t.table_schema and c.table_name = t.table_name "
+        "where t.table_catalog = current_database() and t.table_schema = 'raw' group by t.table_name").fetchall()
+    return {name: (kind, sql, {c for c in cols if c is not None}) for name, kind, sql, cols in rows}
 
 
 def file_table_current(folder: Path, kind: str | None, sql: str | None) -> bool:
@@ -89,7 +93,7 @@ def ensure_file_table(con: duckdb.DuckDBPyConnection, table: str, folder: Path, 
     """Create (or move into files) `raw.<table>` as a view over `folder`; `columns` name -> DuckDB type,
     lineage included. Cheap when the view already points at `folder`. True when the view existed but
     its folder did not (deleted by hand): the rows of every file loaded before are gone."""
-    kind, sql = _kind(con, table)
+    kind, sql, _ = raw_schema(con).get(table, (None, None, set()))
     if file_table_current(folder, kind, sql):
         return False
     lost = kind == "VIEW" and not (folder / EMPTY_FILE).exists()
