@@ -4,14 +4,14 @@
    and node hours behind idle and owned idle capacity), the ledger's files by the months a line's charge
    period touches (bill lines, their hours, activity days; a FOCUS charge period lies in one billing
    period, so it touches at most two calendar months), the API requests' files. -#}
-{% macro cost_lines_stamps() -%}
+{% macro cost_lines_stamps(grain='month') -%}
     {{ return([
         gpu_ledger.day_build_stamps(ref('int_gpu_usage_unbilled'), 'day', 'unbilled'),
         gpu_ledger.day_build_stamps(ref('int_gpu_usage_hourly'), 'usage_date', 'usage'),
         gpu_ledger.day_build_stamps(ref('int_gpu_node_hours'), 'day', 'node_hours'),
-        gpu_ledger.file_row_stamps(ref('ledger_focus'), 'ChargePeriodStart', 'bill_start'),
-        gpu_ledger.file_row_stamps(ref('ledger_focus'), 'ChargePeriodEnd - interval 1 microsecond', 'bill_end'),
-        gpu_ledger.file_row_stamps(ref('int_api_requests_allocated'), 'started_at', 'api'),
+        gpu_ledger.file_row_stamps(ref('ledger_focus'), 'ChargePeriodStart', 'bill_start', grain=grain),
+        gpu_ledger.file_row_stamps(ref('ledger_focus'), 'ChargePeriodEnd - interval 1 microsecond', 'bill_end', grain=grain),
+        gpu_ledger.file_row_stamps(ref('int_api_requests_allocated'), 'started_at', 'api', grain=grain),
     ]) }}
 {%- endmacro %}
 
@@ -34,7 +34,8 @@
 {%- endmacro %}
 
 {% macro cost_lines_changed_months() -%}
-    {{ gpu_ledger.changed_months(gpu_ledger.cost_lines_stamps(), 'period', gpu_ledger.cost_lines_spans()) }}
+    {{ gpu_ledger.changed_months(gpu_ledger.cost_lines_stamps(), 'period', gpu_ledger.cost_lines_spans(),
+                                 gpu_ledger.cost_lines_stamps('day')) }}
 {%- endmacro %}
 
 {#- int_chargeback_lines: the ledger's files by billing period and by the month of the charge (a line's

@@ -15,8 +15,11 @@
    A run rebuilds, as whole months (whole_months),
      - the months whose digest is not the one stored on their rows (months_with_changed_digest: new,
        changed, and stored months no input holds any more), plus
-     - the home months of rows that reach into such a month (months_reaching: a run or a bill line that
-       starts in one month and runs into the next is priced in the month it starts), plus
+     - the home months of rows that reach into a changed day of such a month (a run or a bill line that
+       starts in one month and runs into the next is priced in the month it starts): the model keeps the
+       stamp digest of every UTC day as of its last build (store_day_digests, a post-hook), so a run that
+       crossed into March on its first night does not rebuild February on every night of March
+       (days_reaching); before that table exists, every row reaching a changed month (months_reaching), plus
      - the backfill window;
    every month when the model's history key changed or a file of a family the stamps do not place was
    loaded (history_days, macros/incremental_days.sql). -#}
@@ -86,6 +89,39 @@
         and cast(date_trunc('month', spans.home_at) as date) <> changed.month
 {%- endmacro %}
 
+{#- SQL of the home months of `spans_sql` rows whose interval overlaps a UTC day of `days_sql` (one date column
+   `day`) in another month than their own. A change's first stamped day is never after the first instant it
+   changes (usage by its day, a bill line by its start, a request by its start), and a row from an earlier
+   month that reaches any later changed instant of a month also covers that month's first changed day. -#}
+{% macro days_reaching(days_sql, spans_sql) -%}
+    select distinct cast(date_trunc('month', spans.home_at) as date) as month
+    from ({{ spans_sql }}) as spans
+    inner join ({{ days_sql }}) as changed
+        on spans.start_at < cast(changed.day as timestamp) + interval 1 day
+        and spans.end_at > cast(changed.day as timestamp)
+        and cast(date_trunc('month', spans.home_at) as date) <> cast(date_trunc('month', changed.day) as date)
+{%- endmacro %}
+
+{#- The table beside a month-incremental model holding the stamp digest of each UTC day (`day`, `digest`)
+   as of the model's last build: `<model>__day_digests` in the model's schema. Written by store_day_digests,
+   read by changed_months; a table of the model's own, not a dbt node (a node would sit downstream of the
+   model and upstream of its next plan). -#}
+{% macro day_digests_relation() -%}
+    {{ return(api.Relation.create(database=this.database, schema=this.schema,
+                                  identifier=this.identifier ~ '__day_digests', type='table')) }}
+{%- endmacro %}
+
+{#- A post-hook (DuckDB): the day digests of `day_stamps` (the model's stamps at grain 'day') as they were
+   when the model was built, for the next run's days_reaching. A failed build leaves the older table: its
+   digests differ from today's on more days, never fewer, so the next run rebuilds more, never less. Spark
+   builds from scratch (the table is not written there; changed_months falls back to whole months). -#}
+{% macro store_day_digests(day_stamps) -%}
+    {%- if execute and target.type != 'spark' -%}
+        create or replace table {{ gpu_ledger.day_digests_relation() }} as
+        {{ gpu_ledger.month_stamp_digests(day_stamps, 'day') }}
+    {%- endif -%}
+{%- endmacro %}
+
 {#- The plan (macros/incremental_days.sql) with each of its days widened to every day of its month. -#}
 {% macro whole_months(plan) -%}
     {%- if plan['all'] -%}
@@ -137,12 +173,33 @@
 {%- endmacro %}
 
 {#- SQL of the months a run must rebuild besides the backfill window: months_with_changed_digest and the
-   months_reaching them. -#}
-{% macro changed_months(stamps, month_column, spans_sql) -%}
+   home months of rows reaching them. With `day_stamps` (the same stamps at grain 'day') and the model's
+   stored day digests (store_day_digests), rows reaching a changed day (days_reaching: new, restated and
+   vanished days all differ from the stored digest); otherwise rows reaching a changed month. -#}
+{% macro changed_months(stamps, month_column, spans_sql, day_stamps=none) -%}
+    {#- Spark builds from scratch and stores no day digests: no lookup there -#}
+    {%- set stored_days = gpu_ledger.day_digests_relation()
+        if execute and day_stamps is not none and target.type != 'spark' else none -%}
+    {%- if stored_days is not none and adapter.get_relation(stored_days.database, stored_days.schema,
+                                                             stored_days.identifier) is none -%}
+        {%- set stored_days = none -%}
+    {%- endif -%}
     with changed_digest as (
         {{ gpu_ledger.months_with_changed_digest(stamps, month_column) }}
     )
+    {%- if stored_days is not none %},
+    changed_days as (
+        select coalesce(current_days.day, stored_days.day) as day
+        from ({{ gpu_ledger.month_stamp_digests(day_stamps, 'day') }}) as current_days
+        full outer join {{ stored_days }} as stored_days on stored_days.day = current_days.day
+        where stored_days.digest is distinct from current_days.digest
+    )
+    {%- endif %}
     select month from changed_digest
     union
+    {% if stored_days is not none -%}
+    {{ gpu_ledger.days_reaching('select day from changed_days', spans_sql) }}
+    {%- else -%}
     {{ gpu_ledger.months_reaching('select month from changed_digest', spans_sql) }}
+    {%- endif %}
 {%- endmacro %}

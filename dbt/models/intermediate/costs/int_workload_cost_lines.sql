@@ -7,7 +7,8 @@
     pre_hook=[
         {"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_workload_cost_lines_history_key'), [('x_inputs_digest', 'string'), ('x_built_at', 'timestamp')]) }}", "transaction": false},
         {"sql": "{{ gpu_ledger.clear_months('period', gpu_ledger.cost_lines_changed_months(), ref('int_workload_cost_lines_history_key'), ['benchmarks', 'prices']) }}", "transaction": false}
-    ]
+    ],
+    post_hook="{{ gpu_ledger.store_day_digests(gpu_ledger.cost_lines_stamps('day')) }}"
 ) }}
 -- Every cost a workload carries, one line per (source row, component), traceable to where it came
 -- from: priced GPU work, LLM API requests, bill lines tagged to the workload, the registry's
@@ -22,7 +23,8 @@
 -- rule above reads the rows of one workload-month, and a run or bill line of the month with the inputs
 -- of the months it runs in. A run rebuilds the months whose input stamps changed (days the usage models
 -- rebuilt, ledger and API files with their rows per month), the months of runs and bill lines that reach
--- into such a month, and the backfill window; every month when int_workload_cost_lines_history_key
+-- into a changed day of such a month (the day digests of the last build: int_workload_cost_lines__day_digests),
+-- and the backfill window; every month when int_workload_cost_lines_history_key
 -- changed (registry files, the SQL and seeds upstream) or a benchmarks or prices file was loaded (run
 -- records and prices the stamps do not place: a restated run may move, a price applies to any later day).
 {%- if is_incremental() %}
