@@ -59,21 +59,36 @@ bill_gpus as (
     from bill_resources
 ),
 
+-- Each UUID's hosts and indexes as written, first reduced to one row per (UUID, host, index): the host key
+-- and the index's parse then run on a few rows per GPU, not on every telemetry hour of the history.
+telemetry_slots as (
+    select gpu_uuid, host, gpu_index, min(hour_start) as first_hour, max(hour_start) as last_hour
+    from {{ ref('int_gpu_telemetry_hourly') }}
+    group by gpu_uuid, host, gpu_index
+),
+
+telemetry_hours as (
+    select gpu_uuid, count(distinct hour_start) as hours
+    from {{ ref('int_gpu_telemetry_hourly') }}
+    group by gpu_uuid
+),
+
 telemetry_uuids as (
     select
-        telemetry_hourly.gpu_uuid,
-        min(coalesce(host_aliases.node_key, {{ host_key('telemetry_hourly.host') }})) as host_key,
-        min(telemetry_hourly.host) as host,
+        telemetry_slots.gpu_uuid,
+        min(coalesce(host_aliases.node_key, {{ host_key('telemetry_slots.host') }})) as host_key,
+        min(telemetry_slots.host) as host,
         -- telemetry writes the index as text; a non-numeric one cannot name a node's GPU
-        min(case when {{ regex_search('trim(telemetry_hourly.gpu_index)', "'^[0-9]+$'") }}
-                 then cast(trim(telemetry_hourly.gpu_index) as bigint) end) as gpu_index,
-        min(telemetry_hourly.hour_start) as first_hour,
-        max(telemetry_hourly.hour_start) as last_hour,
-        count(distinct telemetry_hourly.hour_start) as hours
-    from {{ ref('int_gpu_telemetry_hourly') }} as telemetry_hourly
+        min(case when {{ regex_search('trim(telemetry_slots.gpu_index)', "'^[0-9]+$'") }}
+                 then cast(trim(telemetry_slots.gpu_index) as bigint) end) as gpu_index,
+        min(telemetry_slots.first_hour) as first_hour,
+        max(telemetry_slots.last_hour) as last_hour,
+        max(telemetry_hours.hours) as hours
+    from telemetry_slots
+    inner join telemetry_hours on telemetry_hours.gpu_uuid = telemetry_slots.gpu_uuid
     left join {{ ref('int_host_aliases') }} as host_aliases
-        on host_aliases.alias_key = {{ host_key('telemetry_hourly.host') }}
-    group by telemetry_hourly.gpu_uuid
+        on host_aliases.alias_key = {{ host_key('telemetry_slots.host') }}
+    group by telemetry_slots.gpu_uuid
 ),
 
 -- One telemetry row per host and index (a replaced GPU in the same slot is the slot: its first UUID is
