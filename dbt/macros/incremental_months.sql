@@ -19,7 +19,7 @@
        starts in one month and runs into the next is priced in the month it starts): the model keeps the
        stamp digest of every UTC day as of its last build (store_day_digests, a post-hook), so a run that
        crossed into March on its first night does not rebuild February on every night of March
-       (days_reaching); before that table exists, every row reaching a changed month (months_reaching), plus
+       (months_reaching by day); before that table exists, every row reaching a changed month, plus
      - the backfill window;
    every month when the model's history key changed or a file of a family the stamps do not place was
    loaded (history_days, macros/incremental_days.sql). -#}
@@ -77,29 +77,20 @@
 {%- endmacro %}
 
 {#- SQL of the home months of `spans_sql` rows (home_at, start_at, end_at) whose interval [start_at, end_at)
-   overlaps a month of `months_sql`: a row whose lines live in the month of home_at but that reads inputs
-   of every month it runs in (a run priced by a bill line of the next month, a bill line's idle share from
-   the usage of its hours). -#}
-{% macro months_reaching(months_sql, spans_sql) -%}
+   overlaps a period of `periods_sql` (one date column named after `grain`: `month`, its first day, or
+   `day`) in another month than their own: a row whose lines live in the month of home_at but that reads
+   inputs of every month it runs in (a run priced by a bill line of the next month, a bill line's idle share
+   from the usage of its hours). By day (the changed days, store_day_digests): a change's first stamped day
+   is never after the first instant it changes (usage by its day, a bill line by its start, a request by its
+   start), and a row from an earlier month that reaches any later changed instant of a month also covers
+   that month's first changed day. -#}
+{% macro months_reaching(periods_sql, spans_sql, grain='month') -%}
     select distinct cast(date_trunc('month', spans.home_at) as date) as month
     from ({{ spans_sql }}) as spans
-    inner join ({{ months_sql }}) as changed
-        on spans.start_at < cast(changed.month as timestamp) + interval 1 month
-        and spans.end_at > cast(changed.month as timestamp)
-        and cast(date_trunc('month', spans.home_at) as date) <> changed.month
-{%- endmacro %}
-
-{#- SQL of the home months of `spans_sql` rows whose interval overlaps a UTC day of `days_sql` (one date column
-   `day`) in another month than their own. A change's first stamped day is never after the first instant it
-   changes (usage by its day, a bill line by its start, a request by its start), and a row from an earlier
-   month that reaches any later changed instant of a month also covers that month's first changed day. -#}
-{% macro days_reaching(days_sql, spans_sql) -%}
-    select distinct cast(date_trunc('month', spans.home_at) as date) as month
-    from ({{ spans_sql }}) as spans
-    inner join ({{ days_sql }}) as changed
-        on spans.start_at < cast(changed.day as timestamp) + interval 1 day
-        and spans.end_at > cast(changed.day as timestamp)
-        and cast(date_trunc('month', spans.home_at) as date) <> cast(date_trunc('month', changed.day) as date)
+    inner join ({{ periods_sql }}) as changed
+        on spans.start_at < cast(changed.{{ grain }} as timestamp) + interval 1 {{ grain }}
+        and spans.end_at > cast(changed.{{ grain }} as timestamp)
+        and cast(date_trunc('month', spans.home_at) as date) <> cast(date_trunc('month', changed.{{ grain }}) as date)
 {%- endmacro %}
 
 {#- The table beside a month-incremental model holding the stamp digest of each UTC day (`day`, `digest`)
@@ -112,7 +103,7 @@
 {%- endmacro %}
 
 {#- A post-hook (DuckDB): the day digests of `day_stamps` (the model's stamps at grain 'day') as they were
-   when the model was built, for the next run's days_reaching. A failed build leaves the older table: its
+   when the model was built, for the next run's months_reaching by day. A failed build leaves the older table: its
    digests differ from today's on more days, never fewer, so the next run rebuilds more, never less. Spark
    builds from scratch (the table is not written there; changed_months falls back to whole months). -#}
 {% macro store_day_digests(day_stamps) -%}
@@ -174,7 +165,7 @@
 
 {#- SQL of the months a run must rebuild besides the backfill window: months_with_changed_digest and the
    home months of rows reaching them. With `day_stamps` (the same stamps at grain 'day') and the model's
-   stored day digests (store_day_digests), rows reaching a changed day (days_reaching: new, restated and
+   stored day digests (store_day_digests), rows reaching a changed day (new, restated and
    vanished days all differ from the stored digest); otherwise rows reaching a changed month. -#}
 {% macro changed_months(stamps, month_column, spans_sql, day_stamps=none) -%}
     {#- Spark builds from scratch and stores no day digests: no lookup there -#}
@@ -198,7 +189,7 @@
     select month from changed_digest
     union
     {% if stored_days is not none -%}
-    {{ gpu_ledger.days_reaching('select day from changed_days', spans_sql) }}
+    {{ gpu_ledger.months_reaching('select day from changed_days', spans_sql, 'day') }}
     {%- else -%}
     {{ gpu_ledger.months_reaching('select month from changed_digest', spans_sql) }}
     {%- endif %}

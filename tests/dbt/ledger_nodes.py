@@ -46,6 +46,15 @@ def change(ledger: Path, sql: list[str]) -> None:
         con.close()
 
 
+def query(ledger: Path, sql: str) -> list[tuple]:
+    """The rows `sql` returns on the ledger, read-only."""
+    con = duckdb.connect(str(ledger), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
 def nightly_and_full(home: Path, base: Path, changes: list[str], build: Callable[..., None],
                      read: Callable[[Path], Any]) -> dict[str, Any]:
     """Copy `home`'s ledger, change its inputs by `changes`, then build it as a night does (`build(ledger)`) and a

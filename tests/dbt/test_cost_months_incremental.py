@@ -42,7 +42,7 @@ import duckdb
 import pytest
 
 from pipelines.defs.publish.assets import day_scopes
-from tests.dbt.ledger_nodes import change, copy_ledger, rebuilt_periods, run_models
+from tests.dbt.ledger_nodes import change, copy_ledger, query, rebuilt_periods, run_models
 from warehouse.audit import record_check
 from warehouse.publish import publish
 
@@ -99,9 +99,9 @@ def _mark(path: Path, table: str) -> None:
 
 def _copied(path: Path, table: str) -> dict:
     """Months of the mart whose rows were copied again (no marker), and its rows less the marker."""
-    return {"months": sorted(r[0] for r in _read(path, f"select distinct cast(period as string) from {table} "
+    return {"months": sorted(r[0] for r in query(path, f"select distinct cast(period as string) from {table} "
                                                        f"where not ends_with(detail, '{MARKER}')")),
-            "rows": _read(path, f"select * replace (replace(detail, '{MARKER}', '') as detail) from {table} "
+            "rows": query(path, f"select * replace (replace(detail, '{MARKER}', '') as detail) from {table} "
                                 "order by all")}
 
 
@@ -114,25 +114,17 @@ def _pass_mart_check(ledger: Path, run: str) -> None:
         con.close()
 
 
-def _read(ledger: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(ledger), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 def _state(ledger: Path) -> dict:
     """Per model: per month its rows, build stamp and total; and its rows less the build stamp."""
     out = {}
     for model, month in MODELS.items():
-        months = _read(ledger, f"select cast({month} as string), count(*), max(x_built_at), sum(amount) "
+        months = query(ledger, f"select cast({month} as string), count(*), max(x_built_at), sum(amount) "
                                f"from intermediate.{model} group by {month}")
         out[model] = {"months": {m: (n, stamp, total) for m, n, stamp, total in months},
-                      "rows": _read(ledger, f"select * exclude (x_built_at) from intermediate.{model} order by all")}
-    out["late_lines"] = _read(ledger, "select component, amount, cast(period as string) "
+                      "rows": query(ledger, f"select * exclude (x_built_at) from intermediate.{model} order by all")}
+    out["late_lines"] = query(ledger, "select component, amount, cast(period as string) "
                                       f"from intermediate.int_workload_cost_lines where source_ref = '{LATE_REQUEST}'")
-    out["projection"] = _read(ledger, "select * exclude (x_inputs_digest, x_built_at, x_loaded_at, x_history_key) "
+    out["projection"] = query(ledger, "select * exclude (x_inputs_digest, x_built_at, x_loaded_at, x_history_key) "
                                       "from intermediate.int_workload_cost_lines order by all")
     return out
 

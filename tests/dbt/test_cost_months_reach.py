@@ -1,11 +1,12 @@
 """A run priced in the month it starts is rebuilt when a later month changes only if the change falls on a
-day the run reaches (macros/incremental_months.sql days_reaching, by the day digests int_workload_cost_lines
-stores as of its last build), not on every change of the later month.
+day the run reaches (macros/incremental_months.sql months_reaching by day, from the day digests
+int_workload_cost_lines stores as of its last build), not on every change of the later month.
 
 On a copy of the sample ledger (cost lines in 2025-03 and 2025-04), a training run crossing the month
 boundary is added, 2025-03-31 20:00 -> 2025-04-01 04:00 (a copy of `tr-2025-04-chatft-01`, 8 GPUs; it is
-priced in March, where it makes its workload active), and int_workload_cost_lines is built with --full-refresh. Then, one step each, run
-incrementally and compared with a --full-refresh of a copy of the same inputs:
+priced in March, where it makes its workload active), and int_workload_cost_lines is built with
+--full-refresh. Then, one step each, run incrementally and compared with a --full-refresh of a copy of the
+same inputs:
 1. a late API request on 2025-04-16 12:00 (file `late-mid-april`), after the run ended: April alone is
    rebuilt (reaching by month rebuilt March too, as the run reaches into April);
 2. a late API request on 2025-04-01 02:00 (file `late-first-night`), inside the run: April and March;
@@ -18,10 +19,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from tests.dbt.ledger_nodes import change, copy_ledger, rebuilt_periods, run_models
+from tests.dbt.ledger_nodes import change, copy_ledger, query, rebuilt_periods, run_models
 
 MODEL = "int_workload_cost_lines"
 CROSSING_RUN = [
@@ -50,26 +50,18 @@ STEPS = {
 }
 
 
-def _read(ledger: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(ledger), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 def _state(ledger: Path) -> dict:
     """Per month of the cost lines: rows, build stamp, total; the rows less the build stamp; the days of the
     stored day digests."""
-    months = _read(ledger, f"select cast(period as string), count(*), max(x_built_at), sum(amount) "
+    months = query(ledger, f"select cast(period as string), count(*), max(x_built_at), sum(amount) "
                            f"from intermediate.{MODEL} group by period")
     return {"months": {m: (n, stamp, total) for m, n, stamp, total in months},
-            "rows": _read(ledger, f"select * exclude (x_built_at) from intermediate.{MODEL} order by all"),
+            "rows": query(ledger, f"select * exclude (x_built_at) from intermediate.{MODEL} order by all"),
             # the workload of the run, active in March only on the run's evening
-            "march_lines": _read(ledger, f"select component, detail from intermediate.{MODEL} "
+            "march_lines": query(ledger, f"select component, detail from intermediate.{MODEL} "
                                          "where workload_id = 'chat-ft-llama8b' and period = '2025-03-01' "
                                          "and source_kind = 'registry_assumption' order by all"),
-            "stored_days": [str(r[0]) for r in _read(
+            "stored_days": [str(r[0]) for r in query(
                 ledger, f"select day from intermediate.{MODEL}__day_digests order by day")]}
 
 

@@ -9,22 +9,11 @@ day keeps its rows and build stamp, and the rows equal a `--full-refresh` build 
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import duckdb
 import pytest
 
-from tests.dbt.ledger_nodes import change, copy_ledger, run_model
+from tests.dbt.ledger_nodes import change, copy_ledger, query, run_model
 
 MODEL = "int_gpu_usage_unbilled"
-
-
-def _read(ledger: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(ledger), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +22,7 @@ def restated(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict
     base = tmp_path_factory.mktemp("unbilled_emptied")
     nightly = copy_ledger(sample_run["home"], base / "nightly")
     days = f"select day, count(*), max(x_built_at) from intermediate.{MODEL} group by day order by day"
-    before = {str(d): (n, stamp) for d, n, stamp in _read(nightly, days)}
+    before = {str(d): (n, stamp) for d, n, stamp in query(nightly, days)}
     last = max(before)
     change(nightly, [f"delete from intermediate.int_gpu_usage_hourly where usage_date = '{last}'"])
     full = copy_ledger(nightly.parent, base / "full")
@@ -41,8 +30,8 @@ def restated(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict
     run_model(full, MODEL, "--full-refresh")
     rows = f"select * exclude (x_built_at) from intermediate.{MODEL} order by all"
     return {"last": last, "before": before,
-            "after": {str(d): (n, stamp) for d, n, stamp in _read(nightly, days)},
-            "rows": _read(nightly, rows), "full_rows": _read(full, rows)}
+            "after": {str(d): (n, stamp) for d, n, stamp in query(nightly, days)},
+            "rows": query(nightly, rows), "full_rows": query(full, rows)}
 
 
 def test_the_emptied_day_has_no_rows_and_no_other_day_changed(restated: dict) -> None:
