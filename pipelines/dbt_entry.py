@@ -101,6 +101,9 @@ def run_dbt(args: list[str]) -> int:
 
 
 def _run_dbt(args: list[str]) -> int:
+    from pipelines.dbt_events import skip_unlogged_events
+
+    skip_unlogged_events()  # dbt formats each debug event and then drops it: not any more
     if args[:1] == [RUN_RESULTS_ONLY]:
         from dbt.cli.main import dbtRunner  # dbt's programmatic entry: the same command, its result kept
 

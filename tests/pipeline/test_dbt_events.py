@@ -1,0 +1,75 @@
+"""dbt events no logger writes are dropped before they are formatted (pipelines/dbt_events.py), and
+every event a logger or a caller's callback would see still reaches it."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from dbt_common.events import event_manager as manager_module
+from dbt_common.events.base_types import EventLevel
+from dbt_common.events.event_manager import EventManager
+from dbt_common.events.logger import LineFormat, LoggerConfig
+from dbt_common.events.types import Note, SystemExecutingCmd
+
+from pipelines.dbt_events import skip_unlogged_events
+
+
+@pytest.fixture
+def formatted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Names of the events dbt turned into messages (its `msg_from_base_event`), in order."""
+    skip_unlogged_events()
+    seen: list[str] = []
+    original = manager_module.msg_from_base_event
+
+    def counting(event, level=None):
+        seen.append(type(event).__name__)
+        return original(event, level=level)
+
+    monkeypatch.setattr(manager_module, "msg_from_base_event", counting)
+    return seen
+
+
+def _manager(level: EventLevel) -> tuple[EventManager, io.StringIO]:
+    stream = io.StringIO()
+    events = EventManager()
+    events.add_logger(LoggerConfig(name=f"test-{level.value}", line_format=LineFormat.Json, level=level,
+                                   output_stream=stream))
+    return events, stream
+
+
+def test_a_debug_event_below_every_logger_is_never_formatted(formatted: list[str]) -> None:
+    events, stream = _manager(EventLevel.INFO)
+    events.fire_event(SystemExecutingCmd(cmd=["select", "1"]))
+    events.fire_event(Note(msg="kept"))
+    assert formatted == ["Note"]  # without the wrapper dbt formats both and drops the first
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 1 and '"kept"' in lines[0]
+
+
+def test_a_debug_logger_still_gets_debug_events(formatted: list[str]) -> None:
+    events, stream = _manager(EventLevel.DEBUG)
+    events.fire_event(SystemExecutingCmd(cmd=["select", "1"]))
+    assert formatted == ["SystemExecutingCmd"]
+    assert "select 1" in stream.getvalue()
+
+
+def test_a_callers_callback_sees_every_event(formatted: list[str]) -> None:
+    events, _ = _manager(EventLevel.INFO)
+    heard: list[str] = []
+    events.add_callback(lambda msg: heard.append(msg.info.name))
+    events.fire_event(SystemExecutingCmd(cmd=["select", "1"]))
+    assert heard == ["SystemExecutingCmd"] and formatted == ["SystemExecutingCmd"]
+
+
+def test_a_debug_event_raised_to_info_is_written(formatted: list[str]) -> None:
+    events, stream = _manager(EventLevel.INFO)
+    events.fire_event(SystemExecutingCmd(cmd=["select", "2"]), level=EventLevel.INFO)
+    assert formatted == ["SystemExecutingCmd"] and "select 2" in stream.getvalue()
+
+
+def test_wrapping_twice_wraps_once() -> None:
+    skip_unlogged_events()
+    wrapped = EventManager.fire_event
+    skip_unlogged_events()
+    assert EventManager.fire_event is wrapped and getattr(wrapped, "skips_unlogged", False)
