@@ -27,6 +27,7 @@ import duckdb
 import pandas as pd
 
 from .dsl import SAMPLE_SEED, Expectation, Suite, named
+from .gx_configurations import configurations_built_once
 
 _WARMING: list[threading.Thread] = []
 
@@ -355,10 +356,11 @@ def gx_validate(name: str, expectations: list[Expectation], df: pd.DataFrame) ->
         gx_suite.add_expectation(getattr(gx.expectations, cls_name)(**kwargs))
     # Most suites pass: validate for the verdict alone first (BOOLEAN_ONLY skips the unexpected-value
     # lists and counts, ~28 % of GX's time here), and only a failing suite again for the details.
-    quick = batch.validate(gx_suite, result_format="BOOLEAN_ONLY")
-    if quick.success:
-        return True, []
-    result = batch.validate(gx_suite, result_format="SUMMARY")
+    with configurations_built_once():  # the sample's 60 suites: 1.33-1.46 CPU s against 2.10-2.19
+        quick = batch.validate(gx_suite, result_format="BOOLEAN_ONLY")
+        if quick.success:
+            return True, []
+        result = batch.validate(gx_suite, result_format="SUMMARY")
     failures = [_describe(r) for r in result.results if not r.success]
     return result.success, failures
 
