@@ -351,9 +351,11 @@ def gx_validate(name: str, expectations: list[Expectation], df: pd.DataFrame) ->
     gx = _gx()
 
     batch = _frames().get_batch(batch_parameters={"dataframe": _plain(df)})
-    gx_suite = gx.ExpectationSuite(name=name)
-    for cls_name, kwargs in expectations:
-        gx_suite.add_expectation(getattr(gx.expectations, cls_name)(**kwargs))
+    # Given whole, not by `add_expectation`, which compares each new expectation with every one added
+    # before it (a pydantic dict of both): ~2,100 comparisons for the sample's 60 suites; 1.30-1.61 CPU s
+    # for the 60 against 1.41-1.83 (two runs of three, alternating).
+    gx_suite = gx.ExpectationSuite(name=name, expectations=[getattr(gx.expectations, cls_name)(**kwargs)
+                                                            for cls_name, kwargs in expectations])
     # Most suites pass: validate for the verdict alone first (BOOLEAN_ONLY skips the unexpected-value
     # lists and counts, ~28 % of GX's time here), and only a failing suite again for the details.
     with configurations_built_once():  # the sample's 60 suites: 1.33-1.46 CPU s against 2.10-2.19
