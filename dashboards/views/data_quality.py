@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from typing import Any
 
 import pandas as pd
@@ -25,7 +26,7 @@ def _rows(found: pd.DataFrame) -> pd.DataFrame:
     parsed = []
     for text in found["failing_row"]:
         try:
-            value = json.loads(text)
+            value = json.loads(text, parse_float=Decimal)  # an amount shows every digit it was stored with
         except (TypeError, ValueError):
             value = {"row": text}
         parsed.append(value if isinstance(value, dict) else {"row": value})
