@@ -41,12 +41,26 @@ def ledger_dbt_executable() -> str:
 _PARSE_VARS_FILE = ".gpu-ledger-parse-vars.json"
 
 
-def _project_mtime() -> float:
-    """Newest modification time of anything that changes the dbt manifest."""
+def _project_mtime(folders: tuple[str, ...] = ("models", "macros", "seeds", "tests")) -> float:
+    """Newest modification time of anything that changes the dbt manifest (of `folders` and the two yml)."""
     paths = [DBT_DIR / "dbt_project.yml", DBT_DIR / "profiles.yml"]
-    for folder in ("models", "macros", "seeds", "tests"):
+    for folder in folders:
         paths.extend((DBT_DIR / folder).rglob("*"))
     return max((p.stat().st_mtime for p in paths if p.is_file()), default=0.0)
+
+
+PARTIAL_PARSE = "partial_parse.msgpack"
+
+
+def refresh_home_parse(target: Path) -> None:
+    """Give a home's dbt target the project's parse when that is newer than the home's own (a code update).
+
+    dbt re-parses only the nodes that call a changed macro; a model's config that a macro gives through
+    `adapter.dispatch` (the incremental strategy) kept its old value in a home's partial-parse state after
+    that macro changed. dagster-dbt copies the project's state only into a target that has none."""
+    project, home = DBT_DIR / "target" / PARTIAL_PARSE, target / PARTIAL_PARSE
+    if project.is_file() and home.is_file() and home.stat().st_mtime < project.stat().st_mtime:
+        home.unlink()  # dagster-dbt copies the project's in
 
 
 def parse_manifest(force: bool = False) -> Path:
@@ -62,6 +76,9 @@ def parse_manifest(force: bool = False) -> Path:
     stale = not manifest.exists() or manifest.stat().st_mtime < _project_mtime() \
         or not stamp.is_file() or stamp.read_text() != parse_vars
     if force or stale:
+        if not manifest.exists() or manifest.stat().st_mtime < _project_mtime(("macros",)):
+            # a changed macro: parse from scratch (refresh_home_parse says why dbt's partial parse is not enough)
+            (manifest.parent / PARTIAL_PARSE).unlink(missing_ok=True)
         env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
         # With the pipeline's vars, so that this parse's partial_parse.msgpack serves every home.
         done = subprocess.run(

@@ -104,6 +104,9 @@ def warm_dbt(home: Path, target_path: Path, log_path: Path) -> Iterator[subproce
 
     Nothing is started when the test session's warm server is named (GPU_LEDGER_DBT_SERVER): every
     command goes there. The worker's own output (a refused command's reason) goes to `log_path`."""
+    from pipelines.dbt_parse import refresh_home_parse
+
+    refresh_home_parse(target_path)
     if os.environ.get(ENV_VAR):
         yield None
         return

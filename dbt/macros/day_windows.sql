@@ -64,7 +64,11 @@
         {%- for lo, hi in windows -%}
             {%- do run_query("set variable ledger_window_lo = cast('" ~ lo ~ "' as timestamp); "
                              ~ "set variable ledger_window_hi = cast('" ~ hi ~ "' as timestamp)") -%}
-            {%- do run_query("insert into " ~ this ~ " by name\n" ~ code) -%}
+            {#- each window's rows in the order of the day key, as ordered_delete_insert writes them -#}
+            {%- set key = config.get('unique_key') -%}
+            {%- do run_query("insert into " ~ this ~ " by name\n"
+                             ~ (("select * from (\n" ~ code ~ "\n) as window_rows order by " ~ key)
+                                if key is string else code)) -%}
         {%- endfor -%}
         {{ log(this.identifier ~ ': built in ' ~ (windows | length) ~ ' windows of up to '
                ~ gpu_ledger.build_window_days() ~ ' days with data', info=true) }}

@@ -1,0 +1,43 @@
+"""A home's dbt parse state gives way to the project's newer one (pipelines/dbt_parse.py
+`refresh_home_parse`): after a code update a home re-parsed only part of the project, and a model's
+incremental strategy (given by a dispatched macro) kept its old value there."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pipelines import dbt_parse
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "dbt" / "target").mkdir(parents=True)
+    monkeypatch.setattr(dbt_parse, "DBT_DIR", tmp_path / "dbt")
+    return tmp_path / "dbt" / "target" / dbt_parse.PARTIAL_PARSE
+
+
+def _state(path: Path, text: str, mtime: float) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    os.utime(path, (mtime, mtime))
+
+
+def test_an_older_home_state_is_dropped_for_the_projects(project: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home" / "dbt-target"
+    _state(project, "project", 2_000)
+    _state(home / dbt_parse.PARTIAL_PARSE, "home", 1_000)
+    dbt_parse.refresh_home_parse(home)
+    assert not (home / dbt_parse.PARTIAL_PARSE).exists()  # dagster-dbt copies the project's in its place
+
+
+def test_a_newer_home_state_or_none_stays_as_it_is(project: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home" / "dbt-target"
+    _state(project, "project", 1_000)
+    _state(home / dbt_parse.PARTIAL_PARSE, "home", 2_000)
+    dbt_parse.refresh_home_parse(home)
+    assert (home / dbt_parse.PARTIAL_PARSE).read_text() == "home"
+    dbt_parse.refresh_home_parse(tmp_path / "new-home")  # a new home: nothing to drop, nothing created
+    assert not (tmp_path / "new-home").exists()
