@@ -77,7 +77,8 @@ def parse_manifest(force: bool = False) -> Path:
         or not stamp.is_file() or stamp.read_text() != parse_vars
     if force or stale:
         if not manifest.exists() or manifest.stat().st_mtime < _project_mtime(("macros",)):
-            # a changed macro: parse from scratch (refresh_home_parse says why dbt's partial parse is not enough)
+            # a changed macro (or project or profile file): parse from scratch; refresh_home_parse says why
+            # dbt's partial parse is not enough
             (manifest.parent / PARTIAL_PARSE).unlink(missing_ok=True)
         env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
         # With the pipeline's vars, so that this parse's partial_parse.msgpack serves every home.
