@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from tests.dbt.ledger_nodes import change, copy_ledger, run_models
+from tests.dbt.ledger_nodes import change, copy_ledger, query, run_models
 
 # model -> its day key (unique_key)
 MODELS = {"int_gpu_usage_hourly": "usage_date", "int_api_requests_allocated": "x_request_day"}
@@ -17,13 +16,9 @@ MODELS = {"int_gpu_usage_hourly": "usage_date", "int_api_requests_allocated": "x
 
 def _out_of_order(ledger: Path, model: str, key: str) -> tuple[int, int, int]:
     """(rows, distinct days, rows whose day is earlier than the row stored before them)."""
-    con = duckdb.connect(str(ledger), read_only=True)
-    try:
-        return con.execute(
-            f"select count(*), count(distinct {key}), count(*) filter (where {key} < previous) "
-            f"from (select {key}, lag({key}) over (order by rowid) as previous from intermediate.{model})").fetchone()
-    finally:
-        con.close()
+    return query(ledger, f"select count(*), count(distinct {key}), count(*) filter (where {key} < previous) "
+                         f"from (select {key}, lag({key}) over (order by rowid) as previous "
+                         f"from intermediate.{model})")[0]
 
 
 @pytest.mark.e2e
