@@ -29,7 +29,7 @@ import duckdb
 
 from pipelines.defs.publish.assets import day_scopes, run_engine
 from pipelines.resources import LedgerResource, RefreshLockResource
-from warehouse.audit import check_status, record_check
+from warehouse.audit import CheckOutcome, check_status, record_checks
 from warehouse.expectations import SUITES, Suite, run_suite
 from warehouse.publish_days import DayScope, days_stamped_since
 
@@ -129,6 +129,7 @@ def gx_suites(context: dg.AssetCheckExecutionContext, ledger: LedgerResource,
     writer = ledger.connect()
     try:
         writer.execute("begin transaction")  # one commit for every suite's outcome
+        recorded: list[CheckOutcome] = []
         for suite, _, status, failures, meta in outcomes:
             detail = "; ".join(failures) or "all expectations met"
             if meta.get("scope"):
@@ -139,8 +140,8 @@ def gx_suites(context: dg.AssetCheckExecutionContext, ledger: LedgerResource,
             elif meta.get("rows") == 0:
                 detail += " (no rows: the row rules had nothing to check)"
             # Each unmet expectation is one "failing row" of the suite: the page lists them one by one.
-            record_check(writer, run_id, suite.check_name, suite.target,
-                         suite.severity, status, detail, failures)
+            recorded.append(CheckOutcome(suite.check_name, suite.target, suite.severity, status, detail, failures))
+        record_checks(writer, run_id, recorded)
         writer.execute("commit")
     finally:
         writer.close()

@@ -23,7 +23,7 @@ from pipelines.dbt_project import ledger_dbt, require_manifest
 from pipelines.engines import ENGINES, prepare_engine, publish_engine_marts
 from pipelines.profile import DBT_NODE_SECONDS, dbt_node_seconds
 from pipelines.resources import LedgerResource, RefreshLockResource
-from warehouse.audit import record_check
+from warehouse.audit import CheckOutcome, prune_failing_rows, record_checks
 from warehouse.expectations.runner import prewarm as prewarm_great_expectations
 
 
@@ -78,7 +78,7 @@ def _record_dbt_results(ledger: LedgerResource, run_id: str, results: dict[str, 
     nodes = json.loads(require_manifest().read_text()).get("nodes", {})  # descriptions and meta of the tests
     con = ledger.connect()
     counts = dict.fromkeys(("pass", "warn", "fail", "error"), 0)
-    outcomes = []
+    outcomes: list[CheckOutcome] = []
     try:
         con.execute(f"create or replace temp table {STAGED_FAILURES} "
                     "(check_name varchar, row_number bigint, failing_row varchar)")
@@ -94,15 +94,16 @@ def _record_dbt_results(ledger: LedgerResource, run_id: str, results: dict[str, 
             title = check_title(nodes.get(uid, {"name": uid.split(".")[2]}), status, r.get("failures"),
                                 str(r.get("message") or ""))
             digest = RULES_DIGEST.search(r.get("compiled_code") or "")
-            outcomes.append((uid.split(".")[2], severity, status, title, digest and digest.group(1)))
+            outcomes.append(CheckOutcome(uid.split(".")[2], "dbt", severity, status, title,
+                                         rules_digest=digest and digest.group(1)))
             counts[status] += 1
-        # One transaction for ~260 outcomes instead of four commits each (the failing-row reads above
-        # stay outside it: a query that errors would abort it).
+        # One transaction for the ~60-160 outcomes (the failing-row reads above stay outside it: a query
+        # that errors would abort it).
         con.execute("begin transaction")
-        for name, severity, status, message, digest in outcomes:
-            record_check(con, run_id, name, "dbt", severity, status, message, rules_digest=digest)
+        record_checks(con, run_id, outcomes)
         con.execute("insert into audit.check_failures select ?, check_name, 'dbt', row_number, failing_row "
                     f"from {STAGED_FAILURES}", [run_id])
+        prune_failing_rows(con)  # once a refresh: the failing rows of old runs (warehouse/audit.py)
         con.execute("commit")
     finally:
         con.close()
