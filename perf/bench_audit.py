@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 from warehouse.audit import (
-    FAILING_ROWS_KEEP_DAYS,
-    CheckOutcome,
+        CheckOutcome,
     ensure_audit,
+    failing_rows_keep_days,
     prune_failing_rows,
     record_checks,
 )
@@ -83,7 +83,7 @@ def main() -> None:
         for _ in range(args.repeat):
             timed(db, f"{args.checks} outcomes, check by check", lambda con: per_check(con, run_id, tonight))
             timed(db, f"{args.checks} outcomes, record_checks", lambda con: record_checks(con, run_id, tonight))
-        timed(db, f"prune_failing_rows (keep {FAILING_ROWS_KEEP_DAYS} days), the first time", prune_failing_rows)
+        timed(db, f"prune_failing_rows (keep {failing_rows_keep_days()} days), the first time", prune_failing_rows)
         con = connect_ledger(db)
         prune_failing_rows(con)
         con.close()

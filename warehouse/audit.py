@@ -114,13 +114,23 @@ def record_checks(con: duckdb.DuckDBPyConnection, run_id: str, outcomes: Sequenc
 # A check's rows from its latest run that found any are kept whatever their age. A warn test finds the
 # same rows night after night (one of the samples' FOCUS checks ~40,000 a run at 365 days): without a
 # limit the table, every publication's read of it and every recorded check's delete grew with the nights.
-FAILING_ROWS_KEEP_DAYS = int(os.environ.get("GPU_LEDGER_FAILING_ROWS_KEEP_DAYS", "35"))
+FAILING_ROWS_KEEP_DAYS = 35
+KEEP_DAYS_VAR = "GPU_LEDGER_FAILING_ROWS_KEEP_DAYS"  # overrides it
 
 
-def prune_failing_rows(con: duckdb.DuckDBPyConnection, keep_days: int = FAILING_ROWS_KEEP_DAYS) -> int:
-    """Delete the failing rows of runs older than `keep_days` days (by their checks' latest `checked_at`),
-    except each check's rows from the latest run that recorded any; returns the rows deleted. The outcomes
-    (audit.check_results) stay: they are the record of what was checked when."""
+def failing_rows_keep_days() -> int:
+    """The days audit.check_failures keeps: GPU_LEDGER_FAILING_ROWS_KEEP_DAYS, else FAILING_ROWS_KEEP_DAYS."""
+    raw = os.environ.get(KEEP_DAYS_VAR, str(FAILING_ROWS_KEEP_DAYS)).strip()
+    if not raw.isdigit():
+        raise ValueError(f"{KEEP_DAYS_VAR} must be a whole number of days (0 or more), got {raw!r}")
+    return int(raw)
+
+
+def prune_failing_rows(con: duckdb.DuckDBPyConnection, keep_days: int | None = None) -> int:
+    """Delete the failing rows of runs older than `keep_days` days (default `failing_rows_keep_days()`; by
+    their checks' latest `checked_at`), except each check's rows from the latest run that recorded any;
+    returns the rows deleted. The outcomes (audit.check_results) stay: the record of what was checked when."""
+    keep_days = failing_rows_keep_days() if keep_days is None else keep_days
     ensure_audit(con)
     return con.execute(
         """

@@ -10,7 +10,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from warehouse.audit import CheckOutcome, prune_failing_rows, record_check, record_checks
+from warehouse.audit import (
+    KEEP_DAYS_VAR,
+    CheckOutcome,
+    failing_rows_keep_days,
+    prune_failing_rows,
+    record_check,
+    record_checks,
+)
 from warehouse.home import connect_ledger
 
 
@@ -85,3 +92,14 @@ def test_nothing_is_pruned_within_the_days_kept(con: duckdb.DuckDBPyConnection) 
     _run(con, "new", 0, {"a": 2})
     assert prune_failing_rows(con, keep_days=50) == 0
     assert con.execute("select count(*) from audit.check_failures").fetchone()[0] == 3 + 2
+
+
+def test_the_days_kept_come_from_the_environment_and_a_bad_value_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(KEEP_DAYS_VAR, raising=False)
+    assert failing_rows_keep_days() == 35
+    monkeypatch.setenv(KEEP_DAYS_VAR, " 90 ")
+    assert failing_rows_keep_days() == 90
+    for bad in ("-1", "a month", "7.5"):
+        monkeypatch.setenv(KEEP_DAYS_VAR, bad)
+        with pytest.raises(ValueError, match=f"{KEEP_DAYS_VAR} must be a whole number of days.*{bad!r}"):
+            failing_rows_keep_days()
