@@ -12,12 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from warehouse import serving
+from warehouse import serving, serving_screens
+from warehouse.serving_overview import IDLE_COMPONENTS, WASTE_COMPONENTS
+
+ZERO = Decimal(0)
 
 # source -> (reader of every team and month, team column, period column); the readers are the dashboards'.
 SOURCES: dict[str, tuple[Callable[[Path], pd.DataFrame], str, str]] = {
@@ -57,6 +61,8 @@ class TeamMonthFrames:
                                              "month": _month_of(frame[period_col])}, index=frame.index)
         self.converted = (serving.query(path, f"select * from {CONVERTED}")
                           if CONVERTED in serving.schema(path) else None)
+        # The same day for every report of the publication (a scan of the bill lines): read once.
+        self.charges_through = serving_screens.charges_through(path)
 
     def slice(self, name: str, team: str, period: date) -> pd.DataFrame | None:
         """The source's rows of one team and month (a copy, index 0..n-1); None when it is not published."""
@@ -80,3 +86,15 @@ class TeamMonthFrames:
         out: dict[str, Any] = {name: self.slice(name, team, period) for name in SOURCES}
         out.update({f"{name}_missing": reason for name, reason in self.missing.items()})
         return out
+
+
+def idle_and_waste(showback: pd.DataFrame, currency: str) -> dict[str, Decimal]:
+    """Idle cost, waste and all-in showback in `currency` of a team's month, from its showback rows (the
+    `parts` slice): what `serving_overview.idle_and_waste` sums in SQL, without a query per report."""
+    rows = showback[showback["currency"] == currency]
+
+    def total(components: tuple[str, ...] | None) -> Decimal:
+        picked = rows["amount"] if components is None else rows.loc[rows["component"].isin(components), "amount"]
+        return sum((a for a in picked if a is not None and not pd.isna(a)), ZERO)
+
+    return {"idle": total(IDLE_COMPONENTS), "waste": total(WASTE_COMPONENTS), "all_in": total(None)}

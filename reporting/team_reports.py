@@ -27,8 +27,8 @@ from reporting.formatting import column_label, exact, fmt_money, fmt_unit_cost, 
 from reporting.safe_text import csv_cell
 from reporting.team_anomalies import team_anomalies_html
 from reporting.team_money import bridge_html, figures_html, in_reporting_currency, team_bridge, write_index
-from reporting.team_month_frames import TeamMonthFrames
-from warehouse import serving, serving_overview, serving_screens
+from reporting.team_month_frames import TeamMonthFrames, idle_and_waste
+from warehouse import serving
 
 CHARGE_COMPONENTS = ("direct_cost", "shared_cost", "idle_cost", "unused_commitment", "api_cost", "credits", "tax")
 BASES = ("billed_cost", "amortised_cost")
@@ -123,11 +123,10 @@ def _team_month(path: Path, frames: TeamMonthFrames, team: str, period: date) ->
     if out["showback"] is not None:
         currencies = sorted(set(currencies) | set(out["showback"]["currency"]))
     out["figures"] = [team_bridge(out["charges"], out["showback"], c) for c in currencies]
-    try:  # idle cost and waste share from the all-in showback, idle included (owned sites' idle too)
-        out["waste"] = {c: serving_overview.idle_and_waste(path, team, period, c) for c in currencies}
-    except serving.NotPublished:
-        out["waste"] = {}
-    out["charges_through"] = serving_screens.charges_through(path)
+    # idle cost and waste share from the all-in showback, idle included (owned sites' idle too)
+    showback = out["showback"]  # None when not published
+    out["waste"] = {} if showback is None else {c: idle_and_waste(showback, c) for c in currencies}
+    out["charges_through"] = frames.charges_through
     out["anomalies_html"] = team_anomalies_html(path, team, period)
     out["reporting"] = in_reporting_currency(path, team, period, frames.converted_row(team, period))
     return out
