@@ -78,7 +78,7 @@ def record_check(
 
 
 def record_checks(con: duckdb.DuckDBPyConnection, run_id: str, outcomes: Sequence[CheckOutcome]) -> None:
-    """`record_check` for many outcomes of one run in three statements per table, whatever their number.
+    """`record_check` for many outcomes of one run, in four statements whatever their number.
 
     The replaced results are deleted in one pass over each table, not one pass per check: a refresh
     records ~60-220 outcomes, and audit.check_failures holds the rows of every run kept. On a 365-day
@@ -112,7 +112,7 @@ def record_checks(con: duckdb.DuckDBPyConnection, run_id: str, outcomes: Sequenc
 
 # How long audit.check_failures keeps the rows a check found, by the time of the run that found them.
 # A check's rows from its latest run that found any are kept whatever their age. A warn test finds the
-# same rows night after night (one of the samples' FOCUS checks ~40,000 a run at 365 days): without a
+# same rows night after night (a FOCUS check of the generated 365-day fleet ~40,000 a run): without a
 # limit the table, every publication's read of it and every recorded check's delete grew with the nights.
 FAILING_ROWS_KEEP_DAYS = 35
 KEEP_DAYS_VAR = "GPU_LEDGER_FAILING_ROWS_KEEP_DAYS"  # overrides it
