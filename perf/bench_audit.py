@@ -14,7 +14,10 @@ import argparse
 import hashlib
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import duckdb
 
 from warehouse.audit import (
         CheckOutcome,
@@ -42,7 +45,7 @@ def build(db: Path, runs: int, rows_per_run: int, checks: int) -> None:
     con.close()
 
 
-def per_check(con, run_id: str, outcomes: list[CheckOutcome]) -> None:
+def per_check(con: duckdb.DuckDBPyConnection, run_id: str, outcomes: list[CheckOutcome]) -> None:
     """The former way: two deletes and an insert per outcome."""
     for o in outcomes:
         key = [run_id, o.name, o.target]
@@ -53,7 +56,8 @@ def per_check(con, run_id: str, outcomes: list[CheckOutcome]) -> None:
                     [*key, o.severity, o.status == "pass", o.detail, o.status])
 
 
-def timed(db: Path, label: str, work) -> float:
+def timed(db: Path, label: str, work: Callable[[duckdb.DuckDBPyConnection], object]) -> float:
+    """Seconds `work` takes on the history at `db`, inside a transaction rolled back afterwards."""
     con = connect_ledger(db)
     con.execute("begin transaction")
     began = time.perf_counter()
