@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import prefetch
+from tests import prefetch, prefetch_plan
 
 REPO = Path(__file__).resolve().parent.parent
 PUBLIC_DATA = REPO / "tests" / "data" / "public"
@@ -209,7 +209,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.hookimpl(trylast=True)  # after -k/-m deselection: queue only what will run
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
     """Run the modules that need full refreshes last, and start building those refreshes now."""
-    names = prefetch.order_items(items)
+    names = prefetch_plan.order_items(items)
     if not config.getoption("collectonly"):
         base = _PREFETCH_BASE[0] if _PREFETCH_BASE else Path(config._tmp_path_factory.mktemp("prefetch"))
         prefetcher = prefetch.configure(base, names)  # stops the early workers if nothing needs them

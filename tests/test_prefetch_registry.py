@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests import prefetch
+from tests import prefetch_plan
 
 TESTS = Path(__file__).resolve().parent
 
@@ -37,7 +37,7 @@ def test_every_fixture_asking_for_a_job_is_registered_under_its_name() -> None:
                 continue
             for name in _asks(func):
                 seen += 1
-                registered = prefetch.FIXTURES.get(func.name, ())
+                registered = prefetch_plan.FIXTURES.get(func.name, ())
                 registered = (registered,) if isinstance(registered, str) else registered
                 ok = (any(r.startswith(name[:-1]) for r in registered) if name.endswith("*")
                       else name in registered)
@@ -46,5 +46,5 @@ def test_every_fixture_asking_for_a_job_is_registered_under_its_name() -> None:
     assert seen > 30, seen  # the walk found the fixtures (36 when this was written)
     assert wrong == [], wrong
     # And every registered job exists.
-    jobs = {j for v in prefetch.FIXTURES.values() for j in ((v,) if isinstance(v, str) else v)}
-    assert jobs <= set(prefetch.JOBS), jobs - set(prefetch.JOBS)
+    jobs = {j for v in prefetch_plan.FIXTURES.values() for j in ((v,) if isinstance(v, str) else v)}
+    assert jobs <= set(prefetch_plan.JOBS), jobs - set(prefetch_plan.JOBS)
