@@ -1,6 +1,7 @@
 """The rows a warning dbt test found are kept as JSON text (pipelines/defs/transform/assets.py
 `_stage_failing_rows`): every row up to the cap, amounts with every stored digit, times as written,
-and a test whose SQL DuckDB cannot run recorded without rows."""
+numbered in the order of their text whatever order the test returned them in, and a test whose SQL
+DuckDB cannot run recorded without rows."""
 
 from __future__ import annotations
 
@@ -46,6 +47,16 @@ def test_at_most_the_cap(con: duckdb.DuckDBPyConnection, monkeypatch: pytest.Mon
     monkeypatch.setattr(assets, "FAILING_ROWS_KEPT", 2)
     _stage_failing_rows(con, "all_bills", "select * from bills")
     assert [n for _, n, _ in _staged(con)] == [1, 2]
+
+
+def test_numbering_and_the_cap_follow_the_rows_text_not_the_querys_order(
+        con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The texts start {"charge_key":"k1"..., "k2"..., "k3"...}: k1 < k2 < k3, whatever the query's order.
+    _stage_failing_rows(con, "all_desc", "select * from bills order by charge_key desc")
+    assert [(n, row["charge_key"]) for _, n, row in _staged(con)] == [(1, "k1"), (2, "k2"), (3, "k3")]
+    monkeypatch.setattr(assets, "FAILING_ROWS_KEPT", 2)
+    _stage_failing_rows(con, "capped_desc", "select * from bills order by charge_key desc")
+    assert [(n, row["charge_key"]) for name, n, row in _staged(con) if name == "capped_desc"] == [(1, "k1"), (2, "k2")]
 
 
 def test_columns_of_one_name_are_both_kept(con: duckdb.DuckDBPyConnection) -> None:

@@ -60,14 +60,16 @@ def _stage_failing_rows(con: Any, check: str, compiled_sql: str | None) -> None:
     """Copy the rows a test returned (up to FAILING_ROWS_KEPT) as JSON text into STAGED_FAILURES, so a
     warning names what it found. In DuckDB itself (`to_json` of each row): one warn test of a 365-day
     history returns 39,528 rows, which fetched, dumped to JSON and inserted one by one from Python took
-    ~6 s, in SQL ~0.1 s. A test whose SQL DuckDB cannot run (another engine's, a dropped relation) keeps
-    its count and no rows."""
+    ~6 s, in SQL ~0.1 s. The rows are numbered in the order of their JSON text, and a test that finds more
+    than the cap keeps the first by that order: the same rows get the same numbers run after run, whatever
+    order the test's query returned them in. A test whose SQL DuckDB cannot run (another engine's, a dropped
+    relation) keeps its count and no rows."""
     if not compiled_sql:
         return
     try:
-        con.execute(f"insert into {STAGED_FAILURES} select ?, row_number() over (), "
-                    "left(cast(to_json(failing) as varchar), 2000) "
-                    f"from (select * from ({compiled_sql}) as failing limit {FAILING_ROWS_KEPT}) as failing", [check])
+        con.execute(f"insert into {STAGED_FAILURES} select ?, row_number() over (order by found), left(found, 2000) "
+                    f"from (select cast(to_json(failing) as varchar) as found from ({compiled_sql}) as failing "
+                    f"order by found limit {FAILING_ROWS_KEPT}) as kept", [check])
     except Exception:  # noqa: BLE001 - the SQL of another engine, or a dropped relation: the count stays
         pass
 
