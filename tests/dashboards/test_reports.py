@@ -190,6 +190,10 @@ def test_report_says_how_far_charges_go_and_counts_idle_as_waste(serving_db: Pat
 
 
 
+# A currency no team is charged in (ISO 4217 "no currency").
+NO_ROWS_CURRENCY = "XXX"
+
+
 def _assert_slices_equal_own_queries(db: Path) -> int:
     """Every team-month slice of reporting.team_month_frames equals the per-team, per-month query's frame
     (rows, columns, dtypes, order); returns how many team-months were compared."""
@@ -211,9 +215,12 @@ def _assert_slices_equal_own_queries(db: Path) -> int:
         parts = frames.parts(team, period)
         for name, expected in own.items():
             pd.testing.assert_frame_equal(parts[name], expected, obj=f"{name} of {team} {period}")
-        # idle cost, waste and all-in from the slice, as the query per report summed them (a currency the
-        # team has no row in: zeros)
-        for currency in [*sorted(set(parts["showback"]["currency"])), "XXX"]:
+        # idle cost, waste and all-in from the slice, as the query per report summed them; also in a
+        # currency the team has no row in, where both give zeros
+        held = sorted(set(parts["showback"]["currency"]))
+        assert NO_ROWS_CURRENCY not in held
+        assert idle_and_waste(parts["showback"], NO_ROWS_CURRENCY) == dict.fromkeys(("idle", "waste", "all_in"), 0)
+        for currency in [*held, NO_ROWS_CURRENCY]:
             assert idle_and_waste(parts["showback"], currency) == serving_overview.idle_and_waste(
                 db, team, period, currency), (team, period, currency)
         if CONVERTED in serving.schema(db):
