@@ -45,7 +45,6 @@ SAMPLE = SAMPLES / "billing" / "focus_1.0_sample_1000_multicloud.csv"
 SAMPLE_TOTAL = Decimal("20.520226728990")  # docs/sources/billing.md
 CHANGE = Decimal("1.25")
 
-pytestmark = pytest.mark.skipif(not SPEC.is_dir(), reason="FOCUS spec examples not available")
 
 
 def _inputs(root: Path) -> Path:
