@@ -46,7 +46,6 @@ SAMPLE_TOTAL = Decimal("20.520226728990")  # docs/sources/billing.md
 CHANGE = Decimal("1.25")
 
 
-
 def _inputs(root: Path) -> Path:
     inputs = root / "inputs"
     shutil.copytree(SAMPLES / "registry", inputs / "registry")
