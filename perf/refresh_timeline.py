@@ -34,6 +34,8 @@ def step_times(home: Path, run_id: str | None) -> tuple[str, float, list[tuple[s
 
     from pipelines.dagster_storage import home_instance
 
+    if not (home / "dagster" / "dagster.yaml").is_file():  # read only: never create an instance
+        sys.exit(f"no Dagster instance in {home / 'dagster'}: no refresh ran in {home}")
     with home_instance(home / "dagster") as instance:
         if run_id is None:
             runs = instance.get_runs(limit=1)
@@ -43,6 +45,8 @@ def step_times(home: Path, run_id: str | None) -> tuple[str, float, list[tuple[s
         kinds = {dg.DagsterEventType.RUN_START, dg.DagsterEventType.STEP_START, dg.DagsterEventType.STEP_SUCCESS,
                  dg.DagsterEventType.STEP_FAILURE}
         records = [r.event_log_entry for r in instance.get_records_for_run(run_id, of_type=kinds).records]
+    if not records:
+        sys.exit(f"no events of run {run_id} in {home / 'dagster'}")
     started: dict[str, float] = {}
     steps: list[tuple[str, float, float]] = []
     run_start = min(e.timestamp for e in records)
@@ -105,6 +109,8 @@ def main(argv: list[str] | None = None) -> None:
     from pipelines.dbt_parse import require_manifest
 
     run_id, run_start, steps = step_times(args.home, args.run)
+    if not steps:
+        sys.exit(f"run {run_id} has no finished step")
     print(f"run {run_id}: {steps[-1][2] - run_start:.2f} s from the run's start to its last step's end")
     print(f"{'step':<34} {'start s':>8} {'seconds':>8}")
     for name, start, end in steps:
