@@ -106,19 +106,21 @@ def _refresh_locked(paths: Home, inputs: Path, **options: Any) -> tuple[bool, st
 
     # Before Dagster and dbt are imported: a night without new data ends here, in about a second.
     forced = bool(options["full_refresh"] or options["backfill_from"] or options["backfill_to"])
+    since = time.monotonic()  # the profile's total runs from here (pipelines/profile.py)
     plan = plan_refresh(paths.root, inputs, options["engine"], forced=forced)
     if plan.skip:
         record_no_new_data(paths.root, plan.last, plan.seconds)
         return True, str(plan.last.get("built_run_id") or plan.last.get("run_id")), ""
     # dbt's process start (imports, schemas) runs from now on the other core, beside what precedes the build.
     with warm_dbt(paths.root, paths.dbt_target, paths.logs / "dbt-warm.log"):
-        return _build(paths, inputs, plan, **options)
+        return _build(paths, inputs, plan, since=since, **options)
 
 
-def _build(paths: Home, inputs: Path, plan: Any, *, full_refresh: bool, backfill_from: str | None,
+def _build(paths: Home, inputs: Path, plan: Any, *, since: float, full_refresh: bool, backfill_from: str | None,
            backfill_to: str | None, engine: str, spark_master: str | None, progress: bool,
            docs: bool) -> tuple[bool, str, str]:
-    """The nightly job on what `plan` found changed (pipelines/refresh_state.py), in this process."""
+    """The nightly job on what `plan` found changed (pipelines/refresh_state.py), in this process;
+    `since`: when the plan began (time.monotonic), where the profile's total starts."""
     from pipelines.dbt_project import parse_manifest
     from pipelines.outcome import new_run_log
     from pipelines.refresh_state import affected_assets, state_record
@@ -146,7 +148,6 @@ def _build(paths: Home, inputs: Path, plan: Any, *, full_refresh: bool, backfill
     # Dagster's SQLite event log, engines kept open (a third of a refresh), paths relative to HOME/dagster.
     with open(log_path, "w") as log, contextlib.redirect_stdout(log), sigterm_kept(), \
             home_instance(paths.dagster) as instance:
-        began = time.monotonic()
         result = job.execute_in_process(
             instance=instance, raise_on_error=False, asset_selection=selection,
             run_config={
@@ -160,7 +161,7 @@ def _build(paths: Home, inputs: Path, plan: Any, *, full_refresh: bool, backfill
                     "serving__dbt_docs": {"config": {"generate": docs}}},
             },
         )
-        profile = run_profile(instance, result.run_id, time.monotonic() - began)
+        profile = run_profile(instance, result.run_id, time.monotonic() - since, plan.seconds)
     ok, reason = record_result(paths.root, result, profile, built_from=state_record(plan.state))
     return ok, result.run_id, reason
 
