@@ -86,6 +86,28 @@ def generate_docs(db_path: Path, out_dir: Path, parse_state: Path | None = None)
     return True, f"wrote {', '.join(DOCS_FILES)}"
 
 
+def refresh_docs(db_path: Path, out_dir: Path, parse_state: Path | None = None) -> tuple[bool, bool, str]:
+    """The site in `out_dir` for the database and manifest now: (generated, ok, message). Left as it is when
+    its inputs (`docs_inputs_key`) are those it was built from (generated False, ok True); else generated
+    (`generate_docs`) and fingerprinted, or on failure left unfingerprinted, so the next run tries again."""
+    try:
+        key = docs_inputs_key(db_path)
+    except Exception as exc:  # noqa: BLE001 - no manifest or no database: dbt says why below
+        key, reason = None, str(exc)
+    stamp = out_dir / INPUTS_FILE
+    if key is not None and all((out_dir / n).is_file() for n in DOCS_FILES) and stamp.is_file() \
+            and stamp.read_text().strip() == key:
+        return False, True, "unchanged: same dbt manifest and warehouse schema as the site on disk"
+    ok, message = generate_docs(db_path, out_dir, parse_state=parse_state)
+    if ok and key is not None:
+        stamp.write_text(key + "\n")
+    else:
+        stamp.unlink(missing_ok=True)
+        if ok:
+            message += f" (inputs not fingerprinted: {reason})"
+    return True, ok, message
+
+
 class DocsConfig(dg.Config):
     """`generate: false` leaves the site as it is (a run that only needs the warehouse: the test suite's
     fixture refreshes); the nightly job and `gpu-ledger run` generate it (when it is stale)."""
@@ -103,27 +125,14 @@ def dbt_docs(context: dg.AssetExecutionContext, ledger: LedgerResource, config: 
         context.log.info(f"dbt docs {message}")
         return dg.MaterializeResult(metadata={"generated": False, "up_to_date": False, "folder": str(out_dir),
                                               "message": message})
-    try:
-        key = docs_inputs_key(ledger.db_path)
-    except Exception as exc:  # noqa: BLE001 - no manifest or no database: dbt says why below
-        key, reason = None, str(exc)
-    stamp = out_dir / INPUTS_FILE
-    if key is not None and all((out_dir / n).is_file() for n in DOCS_FILES) and stamp.is_file() \
-            and stamp.read_text().strip() == key:
-        message = "unchanged: same dbt manifest and warehouse schema as the site on disk"
+    generated, ok, message = refresh_docs(ledger.db_path, out_dir, parse_state=ledger.paths.dbt_target)
+    if not generated:
         context.log.info(f"dbt docs {message} ({out_dir})")
         return dg.MaterializeResult(metadata={"generated": False, "up_to_date": True, "folder": str(out_dir),
                                               "message": message})
-    ok, message = generate_docs(ledger.db_path, out_dir, parse_state=ledger.paths.dbt_target)
-    if ok and key is not None:
-        stamp.write_text(key + "\n")
-    elif ok:
-        stamp.unlink(missing_ok=True)
-        message += f" (inputs not fingerprinted: {reason})"
     if ok:
         context.log.info(f"dbt docs: {message} in {out_dir}")
     else:
-        stamp.unlink(missing_ok=True)
         context.log.warning(f"dbt docs not updated (the publication stands): {message}")
     return dg.MaterializeResult(metadata={"generated": ok, "up_to_date": ok, "folder": str(out_dir),
                                           "message": message})
