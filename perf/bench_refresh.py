@@ -261,7 +261,7 @@ def docs_up_to_date(home: Path) -> str:
     from pipelines.defs.publish.docs import refresh_docs
 
     paths = Home(home)
-    generated, ok, message = refresh_docs(paths.ledger_db, paths.dbt_docs, parse_state=paths.dbt_target)
+    _generated, ok, message = refresh_docs(paths.ledger_db, paths.dbt_docs, parse_state=paths.dbt_target)
     return message if ok else f"NOT UPDATED: {message}"
 
 
