@@ -122,9 +122,10 @@ def run_dbt(args: list[str]) -> int:
 
 
 def _run_dbt(args: list[str]) -> int:
-    from pipelines.dbt_events import skip_unlogged_events
+    from pipelines.dbt_events import cheap_flag_sources, skip_unlogged_events
 
     skip_unlogged_events()  # dbt formats each debug event and then drops it: not any more
+    cheap_flag_sources()  # dbt read a source line per stack frame for each behaviour flag of each command
     if args[:1] == [RUN_RESULTS_ONLY]:
         from dbt.cli.main import dbtRunner  # dbt's programmatic entry: the same command, its result kept
 

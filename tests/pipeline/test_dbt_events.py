@@ -3,6 +3,7 @@ every event a logger or a caller's callback would see still reaches it."""
 
 from __future__ import annotations
 
+import inspect
 import io
 
 import pytest
@@ -12,7 +13,7 @@ from dbt_common.events.event_manager import EventManager
 from dbt_common.events.logger import LineFormat, LoggerConfig
 from dbt_common.events.types import Note, SystemExecutingCmd
 
-from pipelines.dbt_events import skip_unlogged_events
+from pipelines.dbt_events import cheap_flag_sources, skip_unlogged_events
 
 
 @pytest.fixture
@@ -73,3 +74,32 @@ def test_wrapping_twice_wraps_once() -> None:
     wrapped = EventManager.fire_event
     skip_unlogged_events()
     assert EventManager.fire_event is wrapped and getattr(wrapped, "skips_unlogged", False)
+
+
+def _flag_source() -> str:
+    """The source dbt gives a behaviour flag created here (a module of its own, as an adapter's impl is)."""
+    from dbt_common.behavior_flags import BehaviorFlagRendered
+
+    flag = BehaviorFlagRendered({"name": "probe_flag", "default": False, "description": "a probe"}, {})
+    return flag._behavior_change_event.flag_source
+
+
+def _called_here(source) -> str:
+    return source()
+
+
+def test_a_behaviour_flag_is_named_after_its_module_without_reading_the_stack(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dbt_common.behavior_flags import BehaviorFlagRendered
+
+    cheap_flag_sources()
+    cheap, original = BehaviorFlagRendered._default_source, BehaviorFlagRendered._default_source.original
+    # dbt's own lookup (inspect.stack()) and the frames' modules name the same caller: this module
+    assert _called_here(original) == _called_here(cheap) == __name__ == "tests.pipeline.test_dbt_events"
+    # code run from a string has no module file: both pass over its frame to the function that ran it
+    ran: dict = {}
+    exec(compile("found = (cheap(), original())", "<string>", "exec"),  # noqa: S102
+         {"cheap": cheap, "original": original, "__name__": "probe"}, ran)
+    assert ran["found"] == (__name__, __name__)
+    # a flag dbt creates is named so, without reading the stack
+    monkeypatch.setattr(inspect, "stack", lambda *a, **k: pytest.fail("inspect.stack() was called"))
+    assert _flag_source() == __name__
