@@ -33,6 +33,7 @@ def step_times(home: Path, run_id: str | None) -> tuple[str, float, list[tuple[s
     import dagster as dg
 
     from pipelines.dagster_storage import home_instance
+    from pipelines.profile import step_spans
 
     if not (home / "dagster" / "dagster.yaml").is_file():  # read only: never create an instance
         sys.exit(f"no Dagster instance in {home / 'dagster'}: no refresh ran in {home}")
@@ -47,18 +48,8 @@ def step_times(home: Path, run_id: str | None) -> tuple[str, float, list[tuple[s
         records = [r.event_log_entry for r in instance.get_records_for_run(run_id, of_type=kinds).records]
     if not records:
         sys.exit(f"no events of run {run_id} in {home / 'dagster'}")
-    started: dict[str, float] = {}
-    steps: list[tuple[str, float, float]] = []
     run_start = min(e.timestamp for e in records)
-    for e in records:
-        event = e.dagster_event
-        if event is None or not event.step_key:
-            continue
-        if event.event_type_value == "STEP_START":
-            started[event.step_key] = e.timestamp
-        elif event.step_key in started:
-            steps.append((event.step_key, started[event.step_key], e.timestamp))
-    return run_id, run_start, sorted(steps, key=lambda s: s[1])
+    return run_id, run_start, sorted(step_spans(records), key=lambda s: s[1])
 
 
 def node_times(run_results: dict[str, Any]) -> dict[str, tuple[float, float, str]]:

@@ -36,10 +36,11 @@ def dbt_node_seconds(run_results: dict[str, Any]) -> dict[str, float]:
     return {k: round(v, 1) for k, v in sorted(out.items())}
 
 
-def stage_seconds(events: Iterable[dg.DagsterEvent | Any]) -> dict[str, float]:
-    """Seconds per stage from a run's step events (`EventLogEntry` or `DagsterEvent` with a timestamp)."""
+def step_spans(events: Iterable[dg.DagsterEvent | Any]) -> list[tuple[str, float, float]]:
+    """(step key, start, end) of each finished step, in the order the steps ended, from a run's step events
+    (`EventLogEntry` or `DagsterEvent` with a timestamp): its STEP_START to its STEP_SUCCESS / STEP_FAILURE."""
     started: dict[str, float] = {}
-    out: dict[str, float] = {}
+    out: list[tuple[str, float, float]] = []
     for e in events:
         event = getattr(e, "dagster_event", e)
         ts = getattr(e, "timestamp", None)
@@ -49,8 +50,13 @@ def stage_seconds(events: Iterable[dg.DagsterEvent | Any]) -> dict[str, float]:
         if kind == "STEP_START":
             started[event.step_key] = ts
         elif kind in ("STEP_SUCCESS", "STEP_FAILURE") and event.step_key in started:
-            out[stage_name(event.step_key)] = round(ts - started[event.step_key], 1)
+            out.append((event.step_key, started[event.step_key], ts))
     return out
+
+
+def stage_seconds(events: Iterable[dg.DagsterEvent | Any]) -> dict[str, float]:
+    """Seconds per stage from a run's step events (`step_spans`)."""
+    return {stage_name(step): round(end - start, 1) for step, start, end in step_spans(events)}
 
 
 def run_profile(instance: dg.DagsterInstance, run_id: str, total_seconds: float,
