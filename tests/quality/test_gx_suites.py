@@ -309,6 +309,33 @@ def test_a_missing_column_fails_its_expectation(big_db: Path) -> None:
     assert not passed and any("nope" in f for f in failures), failures
 
 
+def test_one_scan_per_predicate_reads_the_same_frame(big_db: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big table's suspects found one predicate at a time (runner.SPLIT_SCAN_ROWS) are the rows the one
+    scan finds. Doctored: 1,500 negative prices, three unknown currencies (one of them on a row with a
+    negative price too: found by two predicates, kept once) and a null id, so 1,503 suspect rows. The
+    sample holds ~1,503 x 20,000 / 250,000 = ~120 of them, so more than SUSPECT_ROWS = 1,000 are left:
+    20,000 sampled + 1,000 suspects = 21,000 rows either way."""
+    import warehouse.expectations.runner as runner
+
+    path = tmp_path / "doctored.duckdb"
+    path.write_bytes(big_db.read_bytes())
+    con = duckdb.connect(str(path))
+    try:
+        con.execute("update marts.t set price = -1 where id in (select 'k' || (i * 150 + 7) from range(1500) r(i))")
+        con.execute("update marts.t set currency = 'XXX' where id in ('k7', 'k100001', 'k249998')")  # k7: price -1
+        con.execute("update marts.t set id = null where id = 'k31'")
+        frames = {}
+        for split in (False, True):
+            monkeypatch.setattr(runner, "SPLIT_SCAN_ROWS", 1 if split else 10**12)
+            frames[split], meta = read_frame(con, SMALL)
+            assert meta["rows_validated"] == 21_000, (split, meta["sampled"])
+    finally:
+        con.close()
+    pd.testing.assert_frame_equal(frames[False], frames[True])
+    assert not validate(SMALL, frames[True])[0]
+
+
 # -- Dagster: severity and position of every check --------------------------------------------------
 
 def test_checks_carry_each_suites_severity_upstream_of_the_publication() -> None:

@@ -194,6 +194,9 @@ def _key_columns(suite: Suite) -> list[list[str]]:
 
 
 SUSPECT_ROWS = 1_000  # per kind of suspicion, on top of the sample
+# From this many rows the suspects are found one predicate at a time (`_sample_and_suspects`). raw.gpu_samples
+# at fleet-1000-30, CPU s one scan -> one per predicate: 43M rows 8.5 -> 3.1, 4.3M 1.31 -> 1.03, 1.4M 0.67 -> 0.80.
+SPLIT_SCAN_ROWS = 2_000_000
 _LITERAL_PREFIX = re.compile(r"\^([A-Za-z0-9 _:/-]+)")  # a regex that only anchors a literal prefix
 
 
@@ -211,19 +214,26 @@ def _row_id(con: duckdb.DuckDBPyConnection, suite: Suite, cols: list[str]) -> tu
 
 def _sample_and_suspects(con: duckdb.DuckDBPyConnection, source: str, select: str, rid: str, key: str,
                          predicates: list[str], n: int, total: int) -> tuple[pd.DataFrame, int]:
-    """One scan for the sample and the predicate suspects: (frame, rows of it in the sample).
+    """The sample and the predicate suspects: (frame, rows of it in the sample).
 
     The sample is the `n` rows with the smallest hash(key, SAMPLE_SEED): uniform, and the same for
-    the same table state whatever the threads. The scan keeps only rows below a hash bound that
-    ~3n rows pass (fewer than n pass with a probability below 1e-20 at n = 100) or that a
-    predicate selects; the window then takes the n smallest and up to SUSPECT_ROWS suspects.
-    It replaced a reservoir sample and a second scan for the suspects: reading the frame of
-    raw.gpu_samples at 11M rows took 1.85-2.5 s before and 1.2-1.6 s after."""
+    the same table state whatever the threads. A scan keeps the rows below a hash bound that ~3n rows
+    pass (fewer than n pass with a probability below 1e-20 at n = 100) or that a predicate selects;
+    the window then takes the n smallest and up to SUSPECT_ROWS suspects outside them. From
+    SPLIT_SCAN_ROWS rows on, each predicate has a scan of its own, so that DuckDB skips every row group
+    whose min/max rule the predicate out: an OR of predicates on several columns skips none."""
     bound = min(2**64 - 1, (2**64 * min(3 * n, total)) // max(total, 1))
-    suspect = " or ".join(predicates) if predicates else "false"
-    candidates = (f"select {rid} as _rid, {select}, hash({key}, {SAMPLE_SEED}) as _h, "
-                  f"coalesce({suspect}, false) as _suspect from {source} "
-                  f"where hash({key}, {SAMPLE_SEED}) < {bound}::ubigint or coalesce({suspect}, false)")
+    below = f"hash({key}, {SAMPLE_SEED}) < {bound}::ubigint"
+    columns = f"{rid} as _rid, {select}, hash({key}, {SAMPLE_SEED}) as _h"
+    suspect = f"coalesce({' or '.join(predicates) if predicates else 'false'}, false)"
+    if predicates and total >= SPLIT_SCAN_ROWS:
+        # Materialized: no other condition joins a predicate in its scan (it would skip nothing). Rows once.
+        scans = " union all ".join(f"select {columns} from {source} where {p}" for p in predicates)
+        candidates = (f"with found as materialized ({scans}) select {columns}, {suspect} as _suspect from {source} "
+                      f"where {below} union all select *, true from (select distinct on (_rid) * from found "
+                      f"where _h >= {bound}::ubigint) as f")
+    else:
+        candidates = f"select {columns}, {suspect} as _suspect from {source} where {below} or {suspect}"
     ranked = f"select *, row_number() over (order by _h, _rid) <= {n} as _in_sample from ({candidates}) as c"
     frame = con.execute(
         f"select * exclude (_h, _suspect) from ({ranked}) as r "
@@ -261,13 +271,9 @@ def read_frame(con: duckdb.DuckDBPyConnection, suite: Suite, files: Sequence[str
     rows of the whole table that share a unique key with one of them (`night_scope` says when a
     refresh may). `rows` (a predicate, and what it selects): likewise only the rows it selects.
 
-    Only the columns the expectations name are read (a column the table lacks is left out, so
-    its expectation fails and names it). A table of at most `suite.sample_rows` rows is read
-    whole. A bigger one is read as a uniform sample drawn on a hash with a fixed seed (the same table
-    state always gives the same sample) plus up to SUSPECT_ROWS rows DuckDB finds that an expectation
-    could reject (a null, a value outside the set or range, a pair out of order, a duplicated
-    key): a sample alone would miss a rare bad row and every duplicate. DuckDB returns DECIMAL
-    as float64, which is how GX compares numbers anyway.
+    A table of at most `suite.sample_rows` rows is read whole, a bigger one as the module doc says (a
+    sample alone would miss a rare bad row and every duplicate). A column the table lacks is left out, so
+    its expectation fails and names it. DuckDB returns DECIMAL as float64, as GX compares numbers anyway.
     """
     present = {r[0] for r in con.execute(
         "select column_name from information_schema.columns where table_schema = ? and table_name = ?",
