@@ -21,8 +21,8 @@ HOME_ENV = "GPU_LEDGER_HOME"
 INPUTS_ENV = "GPU_LEDGER_INPUTS"
 # DuckDB's own cap on the refresh process's connections (dbt's is in dbt/profiles.yml, the same value): the
 # cache of a growing ledger is evicted rather than kept, so each process stays within 2 GiB (a 365-day fleet-256
-# first load peaked at 2,509 MB under 3GB; fleet-1000-30 at 1,272 MB).
-DUCKDB_MEMORY_LIMIT = "1536MiB"
+# first load peaked at 2,509 MB under 3GB; at fleet-1000-30 the refresh process peaks at 1,293-1,391 MB).
+DUCKDB_MEMORY_LIMIT = "1280MiB"
 
 
 class HomeError(ValueError):
