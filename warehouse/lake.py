@@ -27,6 +27,8 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse.home import capped
+
 LAKE_SCHEMAS = ("raw", "audit")
 STATE_FILE = "_export.json"  # per table: its columns and, per landed file, the loaded_at last exported
 SCHEMA_FILE = "part-schema.parquet"  # zero rows: a table's columns before any file is loaded
@@ -136,7 +138,7 @@ def export_sources(db_path: Path, lake_dir: Path) -> LakeExport:
     state = json.loads(state_path.read_text()) if state_path.exists() else {}
     new_state: dict[str, dict] = {}
     out = LakeExport()
-    con = duckdb.connect()
+    con = capped(duckdb.connect())
     try:
         con.execute("set TimeZone = 'UTC'")
         con.execute(f"attach '{db_path}' as ledger (read_only)")

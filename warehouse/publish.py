@@ -22,6 +22,7 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse.home import capped
 from warehouse.publish_days import DayScope, changed_days, previous_ledger_as_of, replace_days
 
 PUBLISHED_SCHEMAS = ("marts",)
@@ -104,7 +105,7 @@ def publish(db_path: Path, serving_path: Path, run_id: str, started_at: datetime
         # the publication in place is a closed, checkpointed file (written by this function, renamed in)
         shutil.copyfile(serving_path, tmp)
     # An in-memory session attaches the ledger read-only and the new file read-write.
-    con = duckdb.connect()
+    con = capped(duckdb.connect())
     counts: dict[str, int] = {}
     try:
         con.execute("set TimeZone = 'UTC'")  # build stamps and ledger_as_of are naive UTC

@@ -40,3 +40,24 @@ def test_dbt_and_the_refresh_cap_duckdb_alike_below_2_gib(tmp_path: Path) -> Non
     # a process holds ~450 MiB besides DuckDB's buffers (Python, dbt, the manifest: 1,986 MB peak at
     # fleet-1000-30 under a 1536MiB cap), so a cap above 1.5 GiB leaves the 2 GiB budget no margin
     assert 1.0 * 2**30 <= float(number) * UNITS[unit] <= 1.5 * 2**30, refresh_cap
+
+
+# The refresh's sessions that are databases of their own (DuckDB's default cap there is 80 % of RAM): the
+# publication's in-memory session (uncapped, 2,481 MB in a full rebuild of a 365-day fleet-256 history),
+# the lake export's and the great-expectations reader of the ledger.
+OWN_SESSIONS = {"warehouse/publish.py": 1, "warehouse/lake.py": 1, "pipelines/defs/quality/checks.py": 1}
+
+
+def test_the_refreshs_own_duckdb_sessions_are_capped_alike(tmp_path: Path) -> None:
+    from warehouse.home import REPO_ROOT, capped
+
+    con = capped(duckdb.connect())
+    ledger = connect_ledger(tmp_path / "ledger.duckdb")
+    try:
+        assert _setting(con) == _setting(ledger) != _setting(duckdb.connect())
+    finally:
+        con.close()
+        ledger.close()
+    for rel, sessions in OWN_SESSIONS.items():
+        text = (REPO_ROOT / rel).read_text()
+        assert text.count("capped(duckdb.connect(") == sessions, rel

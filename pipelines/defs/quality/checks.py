@@ -31,6 +31,7 @@ from pipelines.defs.publish.assets import day_scopes, run_engine
 from pipelines.resources import LedgerResource, RefreshLockResource
 from warehouse.audit import CheckOutcome, check_status, record_checks
 from warehouse.expectations import SUITES, Suite, run_suite
+from warehouse.home import capped
 from warehouse.publish_days import DayScope, days_stamped_since
 
 SPECS = [
@@ -109,7 +110,7 @@ def gx_suites(context: dg.AssetCheckExecutionContext, ledger: LedgerResource,
     # A run of a subset of the assets: the raw suites that passed in the publication in place look at
     # this run's files only (module doc).
     passed_before = passed_checks(ledger.serving_path) if context.run.asset_selection else set()
-    con = duckdb.connect(str(ledger.db_path), read_only=True)
+    con = capped(duckdb.connect(str(ledger.db_path), read_only=True))
     try:
         files = loaded_files(con, run_id) if passed_before else []
         scopes = day_scopes() if passed_before and run_engine(context.run.run_config) == "duckdb" else {}
