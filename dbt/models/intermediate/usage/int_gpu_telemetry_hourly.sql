@@ -88,7 +88,9 @@ final as (
         gpu_uuid,
         mig_instance_id,
         date_trunc('hour', sample_time) as hour_start,
-        cast(date_trunc('day', sample_time) as date) as sample_date,
+        -- the hour's day, from the group's key: a second key (the sample's day) made every one of the
+        -- samples hash one more column (at 1,000 GPUs x 30 days, 43M samples: 7.3 -> 6.5-6.9 s)
+        cast(date_trunc('hour', sample_time) as date) as sample_date,
         min(host) as host,
         -- The GPU's index on its host (DCGM `gpu`, nvidia-smi `index`): with the host, the key that makes a
         -- telemetry GPU and a scontrol node's GPU one physical GPU (dim_physical_gpu).
@@ -111,7 +113,7 @@ final as (
     {%- if not plan['all'] %}
         and {{ in_days('sample_time', plan['days']) }}
     {%- endif %}
-    group by gpu_uuid, mig_instance_id, date_trunc('hour', sample_time), cast(date_trunc('day', sample_time) as date)
+    group by gpu_uuid, mig_instance_id, date_trunc('hour', sample_time)
 )
 
 select
