@@ -92,8 +92,7 @@ parts as (
         case when splits.portion = 'idle' then {{ money('ledger.' ~ c ~ ' * splits.idle_share') }}
              else ledger.{{ c }} - {{ money('ledger.' ~ c ~ ' * splits.idle_share') }} end as portion_{{ c }},
         {%- endfor %}
-        case when splits.share = 1 then cast(splits.portion_fraction as decimal(18, 12))
-             else cast(splits.portion_fraction * splits.share as decimal(18, 12)) end as fraction
+        {{ times_factor('splits.portion_fraction', 'splits.share', 'decimal(18, 12)') }} as fraction
     from splits
     inner join ledger on ledger.x_charge_key = splits.x_charge_key
     cross join {{ ref('int_cost_policies') }} as policies
@@ -103,7 +102,7 @@ amounts as (
     select
         parts.*,
         {%- for c in costs %}
-        {{ money_times('portion_' ~ c, 'share') }} as share_{{ c }}{{ ',' if not loop.last }}
+        {{ times_factor('portion_' ~ c, 'share') }} as share_{{ c }}{{ ',' if not loop.last }}
         {%- endfor %}
     from parts
 ),
