@@ -104,6 +104,9 @@ def test_status_says_no_new_data(nothing_new: dict) -> None:
     out = nothing_new["status_cli"]
     assert f"no new data since run {nothing_new['first']['run_id']}" in out, out
     assert f"publication: run {nothing_new['first']['run_id']}" in out, out
+    # the refresh that found nothing started no run: status does not name one as its own
+    finished = next(line for line in out.splitlines() if line.startswith("last finished refresh"))
+    assert "(run " not in finished.split(": no new data")[0], finished
 
 
 def test_a_touched_file_with_the_same_bytes_is_no_new_data(nothing_new: dict) -> None:
