@@ -315,8 +315,7 @@ def status(home: Path | None = typer.Option(None, help="warehouse home")) -> Non
         console.print("no refresh has finished in this home yet")
     else:
         colour = "green" if last["ok"] else "red"
-        # A refresh that found no new data started no run: its message names the run it stands on.
-        run = "" if last.get("no_new_data") else f" (run {last['run_id']})"
+        run = "" if last.get("no_new_data") else f" (run {last['run_id']})"  # no new data: no run of its own
         console.print(f"last finished refresh: [{colour}]{'ok' if last['ok'] else 'FAILED'}[/{colour}] "
                       f"at {last['finished_at']}{run}: {last['message']}")
     pub = serving.publication(paths.serving_db)
