@@ -14,8 +14,9 @@ files, rows, raw read s, refresh s, ratio refresh/raw, peak RSS.
 
 Peak RSS is per fleet: each refresh runs in its own child process (this script with `--child`),
 which reports the larger of its own peak and its largest subprocess's (dbt). The clock starts inside
-the child, just before `execute_refresh`. CPU seconds (user + system) and `uptime`'s load average
-are printed beside wall seconds, which depend on what else runs. With several `--sizes`, the last
+the child, just before `execute_refresh`. CPU seconds (user + system), `uptime`'s load average and a
+speed probe (the seconds of a fixed Python loop, `speed_probe`) are printed beside wall seconds, which
+depend on what else runs and on how fast the shared box is at the time. With several `--sizes`, the last
 line is the marginal ratio `(refresh_b - refresh_a) / (raw_b - raw_a)` between the first and the
 last fleet, on wall and CPU seconds.
 
@@ -154,6 +155,15 @@ def load_average() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def speed_probe() -> float:
+    """Seconds a fixed pure-Python loop (10M additions) takes now: the box's speed drifts by up to 1.5x within
+    hours (other tenants), which moves wall and CPU seconds alike; this says how fast it was before a run."""
+    began, total = time.perf_counter(), 0
+    for i in range(10_000_000):
+        total += i
+    return time.perf_counter() - began
+
+
 def compile_bytecode() -> float:
     """Compile the venv's and the repo's Python to bytecode (skipping what is up to date); seconds taken."""
     began = time.monotonic()
@@ -194,7 +204,8 @@ def next_day(base: Path, name: str, inputs: Path, held: list[Path], reuse: bool)
     runs = {}
     try:
         for label in ("next-day incremental", "no new data"):
-            print(f"{name} {label}: load average before {load_average()}", flush=True)
+            print(f"{name} {label}: load average before {load_average()}, speed probe {speed_probe():.2f} s",
+                  flush=True)
             runs[label] = r = run_refresh(home, inputs, fresh=False)
             print(f"{name} {label}: {r['seconds']:.1f} s ({r['cpu_s']:.1f} CPU s), peak RSS {r['peak_rss_mb']:,.0f} MB, "
                   f"{'published' if r['ok'] else 'FAILED: ' + r['reason']}; load average after {load_average()}",
@@ -309,7 +320,7 @@ def bench_fleet(base: Path, gpus: int, days: int, teams: int, seed: int, hold_ba
                   f"{row['refresh_cpu_s']:.1f} CPU s, {row['built']})", flush=True)
             return {**row, "inputs": inputs, "held": held}
         print(f"{name}: full refresh without the last day ({len(held)} files held back for --next-day)", flush=True)
-    print(f"{name}: load average before {load_average()}", flush=True)
+    print(f"{name}: load average before {load_average()}, speed probe {speed_probe():.2f} s", flush=True)
     t_raw = raw_cpu = float("nan")
     files = rows = 0
     per_family: dict[str, int] = {}
