@@ -8,6 +8,8 @@ the file can be read, naming the file, the line and the problem.
 
 from __future__ import annotations
 
+import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -183,3 +185,28 @@ def csv_reader_rejects(con: duckdb.DuckDBPyConnection) -> list[Reject]:
         out.append(Reject(int(line), rule, str(message).splitlines()[0][:200], column,
                           (csv_line or "").encode("utf-8", "replace").decode()[:200]))
     return out
+
+
+_SCRATCH: duckdb.DuckDBPyConnection | None = None
+_SCRATCH_LOCK = threading.Lock()
+
+
+def scratch_connection() -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection of its own (a cursor) to one in-memory database per process, for a parser's
+    or a gate's work on one file; close it when done. Its temporary tables and views, registrations,
+    `store_rejects` tables and settings are its own; it reads timestamps in UTC and keeps insertion
+    order (rowid = record order). Opening an in-memory database per file took 11-17 ms, ~0.4 s for
+    the 30 LiteLLM files of a 256-GPU 30-day fleet; a cursor takes microseconds."""
+    import duckdb
+
+    global _SCRATCH
+    with _SCRATCH_LOCK:
+        if _SCRATCH is None:
+            _SCRATCH = duckdb.connect(config={
+                "preserve_insertion_order": True,
+                "temp_directory": f"{tempfile.gettempdir()}/gpu_ledger_duckdb",
+            })
+        con = _SCRATCH.cursor()
+    con.execute("set TimeZone = 'UTC'")  # a session setting: each cursor sets it
+    con.execute("set enable_progress_bar = false")
+    return con

@@ -22,7 +22,6 @@ line 1) is derived.
 from __future__ import annotations
 
 import re
-import tempfile
 from pathlib import Path
 
 import duckdb
@@ -38,6 +37,7 @@ from sources.common import (
     UnreadableFile,
     csv_lines_after_rejects,
     head_text,
+    scratch_connection,
 )
 
 # LiteLLM_SpendLogs columns we read (canonical spelling), all staged as VARCHAR.
@@ -93,12 +93,9 @@ def _sql_str(text: str) -> str:
 
 
 def _connect() -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
-    con.execute("set TimeZone = 'UTC'")  # naive timestamps in the export are UTC
-    con.execute("set enable_progress_bar = false")
-    con.execute("set preserve_insertion_order = true")  # rowid == record order, for _source_line
-    con.execute(f"set temp_directory = {_sql_str(tempfile.gettempdir() + '/gpu_ledger_duckdb')}")
-    return con
+    # UTC (naive timestamps in the export are UTC), rowid == record order (for _source_line); its own
+    # temporary tables (`lines`, `staged`, the reader's rejects).
+    return scratch_connection()
 
 
 def _csv_header(path: Path) -> list[str]:

@@ -11,6 +11,7 @@ dropped with one reject naming its line, column, value and bound.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import pyarrow as pa
@@ -78,6 +79,37 @@ def test_api_spend() -> None:
     assert "spend = 999,999,999.12 breaks" in seven.message  # the figure as written, never 1e+09
     assert "max_api_spend_without_tokens" in eight.message and "bound 100" in eight.message
 
+
+
+def test_api_spend_in_another_currency_is_judged_against_its_own_ceiling() -> None:
+    # JPY: 400 units per USD ceiling. 3,000,000 JPY <= 10,000 x 400 = 4,000,000: kept; 5,000,000 above it.
+    # 30,000 JPY over 0 tokens <= 100 x 400 = 40,000: kept; 50,000 above it. A currency the table does not
+    # know is judged at UNITS_PER_USD_DEFAULT (20,000): 150 XTS without tokens <= 100 x 20,000, kept.
+    out = gate(_out("api_requests", [
+        {"spend": "3000000", "total_tokens": 10**9, "currency": "JPY"},  # 2: 0.003 JPY per token: kept
+        {"spend": "5000000", "total_tokens": 10**9, "currency": "jpy "},  # 3: spelled loosely, still JPY
+        {"spend": "30000", "total_tokens": 0, "currency": "JPY"},         # 4: kept
+        {"spend": "50000", "total_tokens": 0, "currency": "JPY"},         # 5: > 40,000
+        {"spend": "150", "total_tokens": 0, "currency": "XTS"},           # 6: kept
+        {"spend": "150", "total_tokens": 0, "currency": None},            # 7: no currency: USD, > 100
+    ]))
+    assert _rules(out) == [(3, "implausible_amount", "spend"), (5, "implausible_amount", "spend"),
+                           (7, "implausible_amount", "spend")]
+    assert "bound 4,000,000" in out.rejects[0].message and "bound 40,000" in out.rejects[1].message
+    assert out.tables["api_requests"]["_source_line"].to_pylist() == [2, 4, 6]
+
+
+def test_gates_in_several_threads_see_only_their_own_rows() -> None:
+    # The gates share one in-memory database (sources.common.scratch_connection); each call's view `_t`
+    # and registration `_raw` must stay its own. Thread k gates 200 rows whose line 2 + k is its only
+    # bad one (spend -1); every call must name exactly that line.
+    def one(k: int) -> list[int]:
+        rows = [{"spend": "-1" if i == k else "1", "total_tokens": 1000} for i in range(200)]
+        return [r.line for r in gate(_out("api_requests", rows)).rejects]
+
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(one, [k % 200 for k in range(64)]))
+    assert found == [[2 + k % 200] for k in range(64)]
 
 def test_jobs() -> None:
     t0, t1 = datetime(2025, 4, 1, 0, 0), datetime(2025, 4, 1, 2, 0)  # 2 hours
