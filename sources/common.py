@@ -8,6 +8,7 @@ the file can be read, naming the file, the line and the problem.
 
 from __future__ import annotations
 
+import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -189,6 +190,22 @@ def csv_reader_rejects(con: duckdb.DuckDBPyConnection) -> list[Reject]:
 
 _SCRATCH: duckdb.DuckDBPyConnection | None = None
 _SCRATCH_LOCK = threading.Lock()
+
+
+_INHERITED: list[object] = []
+
+
+def _scratch_not_inherited() -> None:
+    # DuckDB is not fork-safe (a forked child has none of its threads, maybe a lock held by one of them):
+    # a child forked from a process that used the scratch database opens its own. The inherited one is
+    # kept, never closed: closing it would wait for threads the child does not have.
+    global _SCRATCH, _SCRATCH_LOCK
+    if _SCRATCH is not None:
+        _INHERITED.append(_SCRATCH)
+    _SCRATCH, _SCRATCH_LOCK = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_scratch_not_inherited)
 
 
 def scratch_connection() -> duckdb.DuckDBPyConnection:

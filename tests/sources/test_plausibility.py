@@ -255,3 +255,32 @@ def test_runs_against_their_own_span() -> None:
         {"gpu_count": 64, "started_at": t0, "ended_at": t1, "wall_hours": -1.0},    # 3: negative duration
     ]))
     assert _rules(out) == [(3, "implausible_run", "wall_hours")]
+
+
+def test_a_forked_child_gates_on_a_database_of_its_own() -> None:
+    # DuckDB is not fork-safe: a child forked after the parent used the shared scratch database must open
+    # its own (sources.common). The child gates 50 rows whose line 7 is the bad one, and exits 0 only when
+    # that is the one reject and its database is not the parent's; an alarm ends a hung child.
+    import os
+    import signal
+
+    import sources.common as common
+
+    def rows(k: int) -> ParseOutput:
+        return _out("api_requests", [{"spend": "-1" if i == k else "1", "total_tokens": 1000} for i in range(50)])
+
+    assert [r.line for r in gate(rows(3)).rejects] == [5]
+    parents = common._SCRATCH
+    assert parents is not None
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = 3
+        try:
+            signal.alarm(20)
+            lines = [r.line for r in gate(rows(5)).rejects]
+            code = 0 if lines == [7] and common._SCRATCH is not None and common._SCRATCH is not parents else 4
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert common._SCRATCH is parents  # the parent keeps its own
