@@ -92,10 +92,14 @@ ledger as (
              else coalesce(ledger.EffectiveCost, ledger.BilledCost) end as basis_cost
     from {{ ref('ledger_focus') }} as ledger
     cross join policies
+    -- Only a GPU usage line (not an unused commitment) takes an idle share. That test sits in the join key
+    -- (NULL: no match), not beside it: a LEFT join whose condition also tests the left row alone ran as a
+    -- nested-loop join over every idle day of the history (0.26 s of a 365-day night), the key as a hash join.
     left join {{ ref('int_gpu_idle_by_workload') }} as idle
-        on idle.workload_id = ledger.x_workload_id and idle.day = cast(ledger.ChargePeriodStart as date)
-        and ledger.x_gpu_model is not null and ledger.ChargeCategory = 'Usage'
-        and coalesce(ledger.CommitmentDiscountStatus, '') <> 'Unused'
+        on idle.workload_id = case when ledger.x_gpu_model is not null and ledger.ChargeCategory = 'Usage'
+                                        and coalesce(ledger.CommitmentDiscountStatus, '') <> 'Unused'
+                                   then ledger.x_workload_id end
+        and idle.day = cast(ledger.ChargePeriodStart as date)
     where {{ in_plan('cast(ledger.BillingPeriodStart as date)', plan) }}
 ),
 
