@@ -188,11 +188,9 @@ def csv_reader_rejects(con: duckdb.DuckDBPyConnection) -> list[Reject]:
     return out
 
 
-_SCRATCH: duckdb.DuckDBPyConnection | None = None
+_SCRATCH: duckdb.DuckDBPyConnection | None = None  # scratch_connection's database, opened on first use
 _SCRATCH_LOCK = threading.Lock()
-
-
-_INHERITED: list[object] = []
+_INHERITED: list[object] = []  # a forked child's copy of its parent's database, never used
 
 
 def _scratch_not_inherited() -> None:
