@@ -18,7 +18,12 @@ from __future__ import annotations
 
 import re
 
-from reference.bounds import PLAUSIBILITY, UNITS_PER_USD_CEILING, UNITS_PER_USD_DEFAULT  # noqa: F401 - re-exported
+from reference.bounds import (  # noqa: F401 - re-exported
+    PLAUSIBILITY,
+    UNITS_PER_USD_CEILING,
+    UNITS_PER_USD_DEFAULT,
+    units_per_usd_case,
+)
 from reference.instances import INSTANCE_TYPES, InstanceType, find_instance, instance_of  # noqa: F401
 from reference.mig import MIG_COLUMNS, MIG_PROFILES, MigProfile, mig_fraction  # noqa: F401 - re-exported
 from reference.tags import DEFAULT_TAG_KEYS, tag_key_norm  # noqa: F401 - re-exported

@@ -65,3 +65,11 @@ UNITS_PER_USD_CEILING: dict[str, int] = {
     "IDR": 40000, "VND": 60000, "LBP": 200000, "IRR": 2000000,
 }
 UNITS_PER_USD_DEFAULT = 20000
+
+
+def units_per_usd_case(code_sql: str) -> str:
+    """SQL: the units-per-USD ceiling of the currency code `code_sql` evaluates to (the caller trims and
+    upper-cases it), UNITS_PER_USD_DEFAULT for a code not listed. One rendering for the load-time gates
+    (sources/plausibility.py, sources/billing/gates.py) and the dbt macro (warehouse/reference.py)."""
+    whens = " ".join(f"when '{c}' then {n}" for c, n in UNITS_PER_USD_CEILING.items())
+    return f"case {code_sql} {whens} else {UNITS_PER_USD_DEFAULT} end"

@@ -211,7 +211,9 @@ def scratch_connection() -> duckdb.DuckDBPyConnection:
     or a gate's work on one file; close it when done. Its temporary tables and views, registrations,
     `store_rejects` tables and settings are its own; it reads timestamps in UTC and keeps insertion
     order (rowid = record order). Opening an in-memory database per file took 11-17 ms, ~0.4 s for
-    the 30 LiteLLM files of a 256-GPU 30-day fleet; a cursor takes microseconds."""
+    the 30 LiteLLM files of a 256-GPU 30-day fleet; a cursor takes microseconds. Only for work that
+    creates temporary objects alone and changes no global setting (threads, memory): a parser that needs
+    either opens a database of its own."""
     import duckdb
 
     global _SCRATCH

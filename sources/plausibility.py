@@ -24,7 +24,7 @@ from typing import NamedTuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reference import PLAUSIBILITY, UNITS_PER_USD_CEILING, UNITS_PER_USD_DEFAULT, instance_of
+from reference import PLAUSIBILITY, instance_of, units_per_usd_case
 from sources.common import (
     BatchedParse,
     ParseOutput,
@@ -59,8 +59,8 @@ _UNITS = "_units_per_usd"
 
 
 def _units_sql(col: str) -> str:
-    whens = " ".join(f"when '{c}' then {n}" for c, n in UNITS_PER_USD_CEILING.items())
-    return f"(case upper(trim(coalesce({col}, 'USD'))) {whens} else {UNITS_PER_USD_DEFAULT} end)"
+    code = f"upper(trim(coalesce({col}, 'USD')))"
+    return f"({units_per_usd_case(code)})"
 
 
 def _slack(hours: str) -> str:

@@ -56,6 +56,7 @@ from reference import (  # noqa: F401 - re-exported for warehouse code and the t
     instance_of,
     mig_fraction,
     tag_key_norm,
+    units_per_usd_case,
 )
 from reference import instances as _instances
 from reference import mig as _mig
@@ -121,11 +122,11 @@ def render_gpu_macros_sql() -> str:
 
 def render_billing_defaults_sql() -> str:
     bounds = ", ".join(f"'{k}': {v}" for k, v in PLAUSIBILITY.items())
-    units = " ".join(f"when '{c}' then {n}" for c, n in UNITS_PER_USD_CEILING.items())
+    units = units_per_usd_case("{{ expr }}")
     return f"""{{# {HEADER} ({_REGENERATE}).
    PLAUSIBILITY bounds (USD), UNITS_PER_USD_CEILING and DEFAULT_TAG_KEYS: docs/sources/billing.md. #}}
 {{% macro plausibility(name) %}}{{{{ return({{{bounds}}}[name]) }}}}{{% endmacro %}}
-{{% macro units_per_usd_ceiling(expr) %}}case {{{{ expr }}}} {units} else {UNITS_PER_USD_DEFAULT} end{{% endmacro %}}
+{{% macro units_per_usd_ceiling(expr) %}}{units}{{% endmacro %}}
 """ + _tags.render_tag_macros()
 
 

@@ -24,13 +24,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reference import PLAUSIBILITY, UNITS_PER_USD_CEILING, UNITS_PER_USD_DEFAULT
+from reference import PLAUSIBILITY, units_per_usd_case
 from sources.billing.schema import TABLE
-from sources.common import ParseOutput, Reject
+from sources.common import ParseOutput, Reject, scratch_connection
 
 #: Hour units a price may be stated in: `Hours`, `Hour`, `Hrs`, `1 Hour`, `10 Hours`, `Instance Hours`.
 HOUR_UNIT = r"^\s*([0-9]+)?\s*(instance[ -])?(hours?|hrs?|h)\s*$"
@@ -38,8 +37,7 @@ BOUND_SOURCE = "reference/bounds.py PLAUSIBILITY"
 
 
 def _factor_sql(col: str) -> str:
-    whens = " ".join(f"when '{c}' then {n}" for c, n in UNITS_PER_USD_CEILING.items())
-    return f"(case upper(trim({col})) {whens} else {UNITS_PER_USD_DEFAULT} end)"
+    return f"({units_per_usd_case(f'upper(trim({col}))')})"
 
 
 def _num(name: str) -> str:
@@ -58,7 +56,7 @@ def implausible(tbl: pa.Table) -> list[Reject]:
     factor = _factor_sql(col("BillingCurrency")) if "BillingCurrency" in cols else "1"
     unit = f"coalesce({col('PricingUnit')}, {col('ConsumedUnit')})"
     qty = f"case when {col('PricingUnit')} is not null then {col('PricingQuantity')} else {col('ConsumedQuantity')} end"
-    con = duckdb.connect()
+    con = scratch_connection()  # its own registration `_lines`
     try:
         con.register("_lines", tbl)
         rows = con.execute(f"""
