@@ -5,11 +5,14 @@ drift apart, and the cap must leave room below 2 GiB for what a process holds be
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import duckdb
+import pytest
 
+from tests.dbt.ledger_nodes import LEDGER, run_nodes
 from warehouse.home import DBT_DIR, connect_ledger
 
 PROFILE_DEFAULT = re.compile(
@@ -61,3 +64,40 @@ def test_the_refreshs_own_duckdb_sessions_are_capped_alike(tmp_path: Path) -> No
     for rel, sessions in OWN_SESSIONS.items():
         text = (REPO_ROOT / rel).read_text()
         assert text.count("capped(duckdb.connect(") == sessions, rel
+
+
+SHOW_SETTINGS = ("select current_setting('memory_limit') as memory_limit, current_setting('TimeZone') as time_zone, "
+                 "current_setting('checkpoint_threshold') as checkpoint_threshold")
+
+
+@pytest.mark.parametrize("memory_env", [None, "1GiB"])
+def test_dbts_own_cursor_runs_with_the_profiles_settings(tmp_path: Path, memory_env: str | None) -> None:
+    """What a dbt node's cursor sees: the cap (or GPU_LEDGER_DBT_MEMORY_LIMIT's), the checkpoint threshold and
+    UTC. The first two are the database's config, given once when dbt opens the ledger, the time zone a SET on
+    each cursor (dbt/profiles.yml); a setting dropped or given where a cursor does not see it fails here."""
+    ledger = tmp_path / "ledger" / LEDGER
+    ledger.parent.mkdir()
+    duckdb.connect(str(ledger)).close()
+    env = {"GPU_LEDGER_DBT_MEMORY_LIMIT": memory_env} if memory_env else {}
+    statuses, out = run_nodes(ledger, "show", "--inline", SHOW_SETTINGS, "--output", "json",
+                              target=tmp_path / "target", env=env)
+    assert list(statuses.values()) == ["success"], out[-3000:]
+    (shown,) = json.loads(out[out.index("{"):out.rindex("}") + 1])["show"]
+    profile = (DBT_DIR / "profiles.yml").read_text()
+    (dbt_default,) = PROFILE_DEFAULT.findall(profile)
+    (threshold,) = re.findall(r'checkpoint_threshold: "([^"]+)"', profile)
+    probe = duckdb.connect()
+    try:
+        # DuckDB's own parser reads the values as the profile gives them: 1280MiB reads '1.2 GiB', 256MB
+        # (10^6 bytes) '244.1 MiB', 1GiB '1.0 GiB'
+        probe.execute(f"set memory_limit='{memory_env or dbt_default}'")
+        probe.execute(f"set checkpoint_threshold='{threshold}'")
+        expected = probe.execute("select current_setting('memory_limit'), current_setting('checkpoint_threshold')"
+                                 ).fetchall()[0]
+    finally:
+        probe.close()
+    assert (shown["memory_limit"], shown["checkpoint_threshold"]) == expected
+    assert shown["time_zone"] == "UTC"
+    # and not the defaults a connection gets without them (80 % of RAM, 16 MiB)
+    assert expected != tuple(duckdb.connect().execute(
+        "select current_setting('memory_limit'), current_setting('checkpoint_threshold')").fetchall()[0])
