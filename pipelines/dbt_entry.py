@@ -123,9 +123,10 @@ def run_dbt(args: list[str]) -> int:
 
 def _run_dbt(args: list[str]) -> int:
     from pipelines.dbt_contexts import fast_macro_namespaces, shared_type_testers
-    from pipelines.dbt_events import cheap_flag_sources, skip_unlogged_events
+    from pipelines.dbt_events import cheap_flag_sources, lazy_event_messages, skip_unlogged_events
 
     skip_unlogged_events()  # dbt formats each debug event and then drops it: not any more
+    lazy_event_messages()  # ... and had converted its fields to a protobuf message before that
     cheap_flag_sources()  # dbt read a source line per stack frame for each behaviour flag of each command
     fast_macro_namespaces()  # each node's contexts bind every macro of the manifest
     shared_type_testers()  # each statement's empty result built agate's type tester

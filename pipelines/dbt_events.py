@@ -76,6 +76,41 @@ def cheap_flag_sources() -> None:
     rendered._default_source = staticmethod(_default_source)  # type: ignore[method-assign]
 
 
+def lazy_event_messages() -> None:
+    """Build a dbt event's protobuf message when something first reads it, not when the event is made
+    (once per process).
+
+    dbt makes an event object for every SQL statement, connection and cache action, with the node's info, and
+    `BaseEvent.__init__` converts its fields to the protobuf message with protobuf's pure-Python `ParseDict`.
+    Most of these are debug events that `skip_unlogged_events` then drops unread. Here the constructor keeps
+    its arguments and the message (`pb_msg`) is built from them, by dbt's own constructor, on first read: by
+    the logger that writes the event, a callback, or a field read such as `e.node_info`. A field written
+    before that (BaseEvent's `__setattr__` writes into the message) builds it first."""
+    from dbt_common.events.base_types import BaseEvent
+
+    if isinstance(BaseEvent.__dict__.get("pb_msg"), property):
+        return
+    build = BaseEvent.__init__
+
+    def __init__(self: BaseEvent, *args: Any, **kwargs: Any) -> None:
+        self.__dict__["_pending"] = (args, kwargs)
+
+    def get_message(self: BaseEvent) -> Any:
+        state = self.__dict__
+        if "_pb_msg" not in state:
+            args, kwargs = state.pop("_pending")
+            build(self, *args, **kwargs)  # dbt's own: sets pb_msg (the setter below), or warns and sets an empty one
+        return state["_pb_msg"]
+
+    def set_message(self: BaseEvent, value: Any) -> None:
+        self.__dict__.pop("_pending", None)
+        self.__dict__["_pb_msg"] = value
+
+    BaseEvent.pb_msg = property(get_message, set_message)  # type: ignore[attr-defined]
+    BaseEvent.__init__ = __init__  # type: ignore[method-assign]
+    BaseEvent.__init__.original = build  # type: ignore[attr-defined]
+
+
 def _enabled(logger: Any, number: int) -> bool:
     """Whether dbt's `logger` would write an event of level `number` (its Python logger decides)."""
     python_logger = getattr(logger, "_python_logger", None)

@@ -13,7 +13,7 @@ from dbt_common.events.event_manager import EventManager
 from dbt_common.events.logger import LineFormat, LoggerConfig
 from dbt_common.events.types import Note, SystemExecutingCmd
 
-from pipelines.dbt_events import cheap_flag_sources, skip_unlogged_events
+from pipelines.dbt_events import cheap_flag_sources, lazy_event_messages, skip_unlogged_events
 
 
 @pytest.fixture
@@ -103,3 +103,33 @@ def test_a_behaviour_flag_is_named_after_its_module_without_reading_the_stack(mo
     # a flag dbt creates is named so, without reading the stack
     monkeypatch.setattr(inspect, "stack", lambda *a, **k: pytest.fail("inspect.stack() was called"))
     assert _flag_source() == __name__
+
+
+def _built(event: object) -> bool:
+    return "_pb_msg" in vars(event)
+
+
+def test_an_events_message_is_built_when_first_read_and_equals_dbts() -> None:
+    from dbt.adapters.events.types import SQLQuery
+    from dbt_common.events.base_types import BaseEvent
+
+    lazy_event_messages()
+    eager = object.__new__(SQLQuery)
+    BaseEvent.__init__.original(eager, conn_name="master", sql="select 1", node_info={"node_name": "fct_x"})
+    event = SQLQuery(conn_name="master", sql="select 1", node_info={"node_name": "fct_x"})
+    assert not _built(event)  # nothing read yet: protobuf's ParseDict has not run
+    assert event.sql == "select 1" and _built(event)  # a field read builds it, with dbt's own constructor
+    assert event.to_json() == eager.to_json() and event.node_info.node_name == "fct_x"
+    written = SQLQuery(conn_name="master", sql="select 2", node_info={})
+    written.conn_name = "other"  # a write goes into the message: built first, so no field is lost
+    assert written.sql == "select 2" and written.conn_name == "other"
+
+
+def test_a_dropped_debug_event_is_never_built_and_a_written_one_is(formatted: list[str]) -> None:
+    lazy_event_messages()
+    events, stream = _manager(EventLevel.INFO)
+    dropped, kept = SystemExecutingCmd(cmd=["select", "1"]), Note(msg="kept")
+    events.fire_event(dropped)
+    events.fire_event(kept)
+    assert not _built(dropped) and _built(kept)
+    assert '"kept"' in stream.getvalue()
