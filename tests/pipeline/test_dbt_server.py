@@ -44,7 +44,10 @@ def _env(sock: Path | str, home: Path) -> dict[str, str]:
 
 
 def _children(pid: int) -> set[int]:
-    return {child for child, _cmd in descendants(pid)}
+    """The server's forked children: the processes below it with its own command line. A process a child
+    starts in turn (multiprocessing's resource tracker, for one) is not one of them."""
+    own = (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    return {child for child, cmd in descendants(pid) if cmd == own}
 
 
 def _wait_for(cond, what: str, timeout: float = 60) -> None:
@@ -93,7 +96,9 @@ def test_a_killed_caller_leaves_no_dbt_behind(server, tmp_path: Path, kill: sign
     caller = subprocess.Popen([str(GPU_LEDGER_DBT), "--in", str(tmp_path), "init"], env=_env(sock, tmp_path),
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     _wait_for(lambda: _children(proc.pid) - before, "the server's child")
-    (child,) = _children(proc.pid) - before
+    new = _children(proc.pid) - before
+    assert len(new) == 1, [cmd for pid, cmd in descendants(proc.pid) if pid in new]
+    (child,) = new
     # The child exists from the server's accept on, before the caller has sent its command: killed then,
     # the child ends on the half-sent request (exit 70), not as a running dbt. dbt's first line on the
     # caller's stdout (the child writes there) says the command runs.
