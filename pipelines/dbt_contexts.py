@@ -24,8 +24,9 @@ _LOCAL = threading.local()
 def fast_macro_namespaces() -> None:
     """Replace `MacroNamespaceBuilder.build_namespace` and `ManifestContext.to_dict` (once per process) with
     versions that give the same namespace and the same flat context: every package's macros bound to the
-    context (a `MacroGenerator` with the context, node and macro stack dbt's would have), the node's own
-    package first, then the root package, the other packages by name, `dbt`, the adapters' packages."""
+    context (a `MacroGenerator` with the context, node and macro stack dbt's would have); a name resolves to
+    the node's own package's macro first, then the root package's, then the internal packages' (the adapter's
+    before dbt's); other packages' macros only through their package's name."""
     from dbt.clients.jinja import MacroGenerator
     from dbt.context.macro_resolver import TestMacroNamespace
     from dbt.context.macros import MacroNamespace, MacroNamespaceBuilder

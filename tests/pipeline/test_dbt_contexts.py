@@ -65,7 +65,7 @@ def test_the_namespace_resolves_every_name_as_dbts(search_package: str) -> None:
     assert _resolved({k: fast[k] for k in fast}, *bound) == _resolved({k: slow[k] for k in slow}, *slow_bound)
     assert _resolved(fast.packages, *bound) == _resolved(slow.packages, *slow_bound)
     assert _resolved(fast.global_project_namespace, *bound) == _resolved(slow.global_project_namespace, *slow_bound)
-    if search_package == "other_pkg":  # the order by hand: the node's package, the root, others, dbt, the adapter
+    if search_package == "other_pkg":  # by hand: the node's package, the root, then the adapter's before dbt's
         resolved = {k: fast[k].macro.unique_id for k in fast if isinstance(fast[k], MacroGenerator)}
         assert resolved == {"shared": "macro.other_pkg.shared", "root_and_node": "macro.other_pkg.root_and_node",
                             "node_only": "macro.other_pkg.node_only", "root_only": "macro.gpu_ledger.root_only",
