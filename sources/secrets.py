@@ -11,6 +11,7 @@ other words stay. Nothing of a credential is kept (no prefix, no length): a cut 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -232,6 +233,7 @@ def scrub_output(output: ParseOutput) -> tuple[ParseOutput, dict[str, int]]:
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+@functools.lru_cache(maxsize=16384)  # landing scrubs every input's path twice a refresh (its check, then its run)
 def scrub_name(name: str, limit: int = 255) -> str:
     """A file name or path as it may be recorded (landing manifest, hash cache, `source_files`, rejects,
     Dagster's run history): credentials replaced by their hash, unprintable characters by `?`, cut to

@@ -105,16 +105,21 @@ class HashCache:
         self.used: set[str] = set()
         self.staged: dict[Path, Path] = {}  # input -> the copy made while it was hashed (`sha256`)
 
-    def sha256(self, src: Path, stage_in: Path | None = None) -> str:
-        """The file's sha256, from the cache when its stat is unchanged, else read (and remembered).
-        `stage_in`: a folder where a file that has to be read is also copied as it is hashed
-        (`staged_path`), so landing it needs no second read."""
+    def cached(self, src: Path) -> tuple[str, list[int], str | None]:
+        """(cache key, stat key, the cached sha256 when the file's stat is unchanged, else None)."""
         key = scrub_name(str(src.absolute()), PATH_LIMIT)  # a token in a path is never kept here
         self.used.add(key)
         before = _stat_key(os.stat(src, follow_symlinks=False))
         hit = self.entries.get(key)
-        if hit and hit.get("stat") == before:
-            return hit["sha256"]
+        return key, before, hit["sha256"] if hit and hit.get("stat") == before else None
+
+    def sha256(self, src: Path, stage_in: Path | None = None) -> str:
+        """The file's sha256, from the cache when its stat is unchanged, else read (and remembered).
+        `stage_in`: a folder where a file that has to be read is also copied as it is hashed
+        (`staged_path`), so landing it needs no second read."""
+        key, before, digest = self.cached(src)
+        if digest is not None:
+            return digest
         if stage_in is None:
             digest = sha256_of(src)
         else:
@@ -146,10 +151,21 @@ class HashCache:
         """`sha256` of each path (or the OSError that stopped its read), HASH_WORKERS files at a time:
         hashlib releases the GIL while it digests, so a fleet's inputs hash on every core (the landing
         of a 1,000-GPU month is ~8 GB). `stage_in`: see `sha256`."""
-        if len(paths) < 2:
-            return [self._sha256_or_error(p, stage_in) for p in paths]
-        with ThreadPoolExecutor(HASH_WORKERS) as pool:
-            return list(pool.map(lambda p: self._sha256_or_error(p, stage_in), paths))
+        out: list[str | OSError | None] = []
+        for p in paths:  # a hit is a stat and a lookup: answered here, not sent through the pool's queue
+            try:
+                out.append(self.cached(p)[2])
+            except OSError as exc:
+                out.append(exc)
+        misses = [i for i, d in enumerate(out) if d is None]
+        if len(misses) < 2:
+            digests = [self._sha256_or_error(paths[i], stage_in) for i in misses]
+        else:
+            with ThreadPoolExecutor(HASH_WORKERS) as pool:
+                digests = list(pool.map(lambda i: self._sha256_or_error(paths[i], stage_in), misses))
+        for i, digest in zip(misses, digests, strict=True):
+            out[i] = digest
+        return out  # type: ignore[return-value]  # every None was replaced above
 
     def save(self, prune: bool = False) -> None:
         """Write the cache atomically (a torn file would only cost a re-hash, never a wrong hash);

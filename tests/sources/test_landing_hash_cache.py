@@ -124,6 +124,35 @@ def test_hashing_on_several_cores_keeps_each_file_its_own_digest(tmp_path: Path)
     assert cache.sha256_all(files) == [hashlib.sha256(f.read_bytes()).hexdigest() for f in files]
 
 
+def test_cached_files_are_answered_without_the_thread_pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hits are a stat and a lookup in the calling thread; only the misses go to the pool, and each digest
+    still lands at its own file's place when hits and misses interleave."""
+    monkeypatch.setattr(landing, "RACY_NS", -1)
+    files = []
+    for i in range(6):
+        f = tmp_path / f"f{i}.bin"
+        f.write_bytes(bytes([i]) * (200 + i))
+        files.append(f)
+    cache = landing.HashCache(tmp_path / "landing")
+    cache.sha256_all(files[::2])  # f0, f2, f4 cached
+    pools: list[list[int]] = []
+    real = landing.ThreadPoolExecutor
+
+    class Counting(real):  # type: ignore[misc, valid-type]
+        def map(self, fn, *iterables, **kwargs):  # noqa: ANN001, ANN201
+            items = list(iterables[0])
+            pools.append(items)
+            return super().map(fn, items, **kwargs)
+
+    monkeypatch.setattr(landing, "ThreadPoolExecutor", Counting)
+    files[5].unlink()  # a vanished file: its OSError stays at its place
+    got = cache.sha256_all(files)
+    assert got[:5] == [hashlib.sha256(f.read_bytes()).hexdigest() for f in files[:5]]
+    assert isinstance(got[5], FileNotFoundError)
+    assert pools == [[1, 3]]  # the two misses' positions, nothing else
+    assert cache.sha256_all(files[:5]) == got[:5] and pools == [[1, 3]]  # all hits now: no pool at all
+
+
 def test_a_new_file_is_read_once_to_hash_and_land_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each input opened once: hashed while copied into the landing folder (no second read to copy),
     and an input whose bytes are landed already leaves no copy behind."""
