@@ -41,13 +41,26 @@ def _month_of(values: pd.Series) -> pd.Series:
     return pd.to_datetime(values).dt.to_period("M").dt.start_time.dt.date
 
 
+def _positions(teams: pd.Series, periods: pd.Series) -> dict[tuple[Any, date], Any]:
+    """(team, first day of the month) -> positions of its rows, ascending (a row without a team has none)."""
+    keys = pd.DataFrame({"team": teams.astype(object).to_numpy(), "month": _month_of(periods).to_numpy()})
+    return keys.groupby(["team", "month"], sort=False).indices if len(keys) else {}
+
+
+def _take(frame: pd.DataFrame, positions: Any) -> pd.DataFrame:
+    """The rows at `positions` in their order (none when None), index 0..n-1: what a boolean mask gave."""
+    return frame.iloc[positions if positions is not None else []].reset_index(drop=True)
+
+
 class TeamMonthFrames:
     """The whole of each source, and a team-and-month slice of it on demand."""
 
     def __init__(self, path: Path) -> None:
         self.frames: dict[str, pd.DataFrame | None] = {}
         self.missing: dict[str, str] = {}
-        self._keys: dict[str, pd.DataFrame] = {}
+        # (team, month) -> the rows' positions, ascending: one pass over each frame, so a slice costs its
+        # own rows, not a scan of every month of the history (a mask per report grew with months x months)
+        self._rows: dict[str, dict[tuple[Any, date], Any]] = {}
         for name, (reader, team_col, period_col) in SOURCES.items():
             try:
                 frame = reader(path)
@@ -57,10 +70,11 @@ class TeamMonthFrames:
                 self.frames[name], self.missing[name] = None, str(exc)
                 continue
             self.frames[name] = frame
-            self._keys[name] = pd.DataFrame({"team": frame[team_col].astype(object),
-                                             "month": _month_of(frame[period_col])}, index=frame.index)
+            self._rows[name] = _positions(frame[team_col], frame[period_col])
         self.converted = (serving.query(path, f"select * from {CONVERTED}")
                           if CONVERTED in serving.schema(path) else None)
+        self._converted_rows = (_positions(self.converted["team_id"], self.converted["period"])
+                                if self.converted is not None and not self.converted.empty else {})
         # The same day for every report of the publication (a scan of the bill lines): read once.
         self.charges_through = serving_screens.charges_through(path)
 
@@ -69,8 +83,7 @@ class TeamMonthFrames:
         frame = self.frames[name]
         if frame is None:
             return None
-        keys = self._keys[name]
-        return frame[(keys["team"] == team) & (keys["month"] == period)].reset_index(drop=True)
+        return _take(frame, self._rows[name].get((team, period)))
 
     def converted_row(self, team: str, period: date) -> pd.DataFrame | None:
         """The team's month in the reporting currency (empty when the team had no cost that month); None when
@@ -78,7 +91,7 @@ class TeamMonthFrames:
         found = self.converted
         if found is None or found.empty:
             return found
-        return found[(found["team_id"] == team) & (_month_of(found["period"]) == period)].reset_index(drop=True)
+        return _take(found, self._converted_rows.get((team, period)))
 
     def parts(self, team: str, period: date) -> dict[str, Any]:
         """The report's per-source slices, keyed as `team_reports` reads them (`<key>_missing` for an
