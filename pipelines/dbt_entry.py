@@ -38,8 +38,6 @@ DBT_LEDGER_VARS: dict[str, str] = {"ledger_db": "ledger.duckdb"}
 # but run_results.json (dagster-dbt and the audit table); the manifest Dagster builds its assets from is the
 # one `gpu-ledger prepare` wrote in dbt/target.
 RUN_RESULTS_ONLY = "--run-results-only"
-# HOME/logs/<this>: one line per dbt command that closed the ledger, whether its checkpoint compacted and why.
-COMPACTION_LOG = "ledger-compaction.log"
 
 
 def _target_path() -> Path:
@@ -93,16 +91,8 @@ def close_duckdb() -> None:
     conn = getattr(env, "conn", None)
     if conn is None:
         return
-    from datetime import UTC, datetime
-
-    from warehouse import compaction
-
     with contextlib.suppress(Exception):  # a failed build's open transaction: the log stays, as before
-        why = compaction.checkpoint(conn)  # compacting only when deleted rows pile up (warehouse/compaction.py)
-        logs = Path.cwd() / "logs"  # dbt runs inside the home (`--in`): its run logs are here
-        if logs.is_dir():
-            with (logs / COMPACTION_LOG).open("a", encoding="utf-8") as fh:
-                fh.write(f"{datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ} {why}\n")
+        conn.execute("checkpoint")
     with contextlib.suppress(Exception):
         env.close()
 
