@@ -12,12 +12,16 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from pipelines.dbt_entry import DBT_LEDGER_VARS
 from warehouse.home import DBT_DIR
 
 # dagster-dbt's DbtProject reads the manifest from <project>/target/manifest.json (its default target path).
 MANIFEST = DBT_DIR / "target" / "manifest.json"
+
+# The last manifest parsed in this process: its (path, mtime_ns, size) and the document (load_manifest).
+_PARSED: list[tuple[tuple[str, int, int], dict[str, Any]]] = []
 
 
 def _venv_script(name: str) -> str:
@@ -102,3 +106,15 @@ def require_manifest() -> Path:
             "and again after editing the dbt project"
         )
     return manifest
+
+
+def load_manifest() -> dict[str, Any]:
+    """The parsed manifest, parsed once per version of the file in this process and shared by every
+    caller, so read it, never change it. A refresh read the ~3 MB file in five places (the dbt assets,
+    the run's selection, the dbt results' audit, the checks' and the publication's day scopes)."""
+    path = require_manifest()
+    stat = path.stat()
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if not _PARSED or _PARSED[0][0] != key:
+        _PARSED[:] = [(key, json.loads(path.read_bytes()))]
+    return _PARSED[0][1]

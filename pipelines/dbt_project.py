@@ -19,6 +19,7 @@ from pipelines.dbt_parse import (
     MANIFEST,
     dbt_executable,
     ledger_dbt_executable,
+    load_manifest,
     parse_manifest,
     require_manifest,
 )
@@ -48,4 +49,4 @@ from dagster_dbt import DbtProject  # noqa: E402 - after the import above decide
 ledger_dbt = DbtProject(project_dir=DBT_DIR, profiles_dir=DBT_DIR)
 
 __all__ = ["MANIFEST", "dbt_executable", "import_dagster_dbt", "ledger_dbt", "ledger_dbt_executable",
-           "parse_manifest", "require_manifest"]
+           "load_manifest", "parse_manifest", "require_manifest"]

@@ -164,13 +164,11 @@ def affected_assets(defs: Any, families: list[str], tables: dict[str, list[str] 
     downstream of those, and the publication with what follows it. Every other model was built from
     the same rows last time and stays as it is in the ledger; dbt's incremental models still rebuild
     exactly the days touched."""
-    import json
-
     import dagster as dg
 
-    from pipelines.dbt_parse import require_manifest
+    from pipelines.dbt_parse import load_manifest
 
-    manifest = json.loads(require_manifest().read_text())
+    manifest = load_manifest()
     graph = defs.resolve_asset_graph()
     landing = dg.AssetKey(["landing", "inputs"])
     raw = [dg.AssetKey(["raw", f]) for f in families]
@@ -213,12 +211,10 @@ def audit_readers(graph: Any, audit_models: list[Any], families: list[str],
     families whose audit rows it reads (dbt meta `audit_families`: a registry model reads registry
     files only) is left out when none of them changed; one that declares nothing reads them all.
     `nodes`: the dbt manifest's nodes (default: the parsed project's)."""
-    import json
-
-    from pipelines.dbt_parse import require_manifest
+    from pipelines.dbt_parse import load_manifest
 
     if nodes is None:
-        nodes = json.loads(require_manifest().read_text()).get("nodes", {})
+        nodes = load_manifest().get("nodes", {})
     changed = set(families)
     found = []
     for key in sorted({c for k in audit_models for c in graph.get(k).child_keys}, key=lambda k: k.to_user_string()):

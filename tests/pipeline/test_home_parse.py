@@ -41,3 +41,23 @@ def test_a_newer_home_state_or_none_stays_as_it_is(project: Path, tmp_path: Path
     assert (home / dbt_parse.PARTIAL_PARSE).read_text() == "home"
     dbt_parse.refresh_home_parse(tmp_path / "new-home")  # a new home: nothing to drop, nothing created
     assert not (tmp_path / "new-home").exists()
+
+
+def test_the_manifest_is_parsed_once_per_version_of_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    manifest = tmp_path / "manifest.json"
+    monkeypatch.setattr(dbt_parse, "MANIFEST", manifest)
+    monkeypatch.setattr(dbt_parse, "_PARSED", [])
+    _state(manifest, '{"nodes": {"model.a": {}}}', 1_000)
+    first = dbt_parse.load_manifest()
+    assert first == {"nodes": {"model.a": {}}}
+    assert dbt_parse.load_manifest() is first  # the same document: the file was not read again
+    # rewritten by `dbt parse`: another size and time, so a new document
+    _state(manifest, '{"nodes": {"model.a": {}, "model.b": {}}}', 2_000)
+    second = dbt_parse.load_manifest()
+    assert sorted(second["nodes"]) == ["model.a", "model.b"]
+    # the same size rewritten within the file system's time: the time alone tells them apart
+    _state(manifest, '{"nodes": {"model.a": {}, "model.c": {}}}', 3_000)
+    assert sorted(dbt_parse.load_manifest()["nodes"]) == ["model.a", "model.c"]
+    manifest.unlink()
+    with pytest.raises(FileNotFoundError, match="gpu-ledger prepare"):
+        dbt_parse.load_manifest()

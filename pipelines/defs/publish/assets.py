@@ -1,12 +1,11 @@
 """The `publish` asset: runs only after every mart and every blocking check on it succeeded."""
 
-import json
 from datetime import datetime, timezone
 from typing import Any
 
 import dagster as dg
 
-from pipelines.dbt_parse import require_manifest
+from pipelines.dbt_parse import load_manifest
 from pipelines.defs.transform.assets import ledger_dbt_assets
 from pipelines.resources import LedgerResource, RefreshLockResource
 from warehouse.publish import publish
@@ -21,7 +20,7 @@ def day_scopes(nodes: dict[str, Any] | None = None) -> dict[str, DayScope]:
     `upstream` becomes the ledger relation (schema.table) of the model it names. `nodes`: the dbt
     manifest's nodes (default: the parsed project's)."""
     if nodes is None:
-        nodes = json.loads(require_manifest().read_text()).get("nodes", {})
+        nodes = load_manifest().get("nodes", {})
     models = {n["name"]: n for n in nodes.values() if n.get("resource_type") == "model"}
     scopes = {}
     for name, node in models.items():

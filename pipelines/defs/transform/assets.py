@@ -19,7 +19,7 @@ from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtC
 
 from pipelines.check_titles import check_title
 from pipelines.dbt_entry import RUN_RESULTS_ONLY
-from pipelines.dbt_project import ledger_dbt, require_manifest
+from pipelines.dbt_project import ledger_dbt, load_manifest, require_manifest
 from pipelines.engines import ENGINES, prepare_engine, publish_engine_marts
 from pipelines.profile import DBT_NODE_SECONDS, dbt_node_seconds
 from pipelines.resources import LedgerResource, RefreshLockResource
@@ -77,7 +77,7 @@ def _stage_failing_rows(con: Any, check: str, compiled_sql: str | None) -> None:
 def _record_dbt_results(ledger: LedgerResource, run_id: str, results: dict[str, Any]) -> dict[str, int]:
     """Copy dbt test outcomes into audit.check_results (a `warn` stays a warning, never a pass), and the rows
     each warning or failure found into audit.check_failures."""
-    nodes = json.loads(require_manifest().read_text()).get("nodes", {})  # descriptions and meta of the tests
+    nodes = load_manifest().get("nodes", {})  # descriptions and meta of the tests
     con = ledger.connect()
     counts = dict.fromkeys(("pass", "warn", "fail", "error"), 0)
     outcomes: list[CheckOutcome] = []
