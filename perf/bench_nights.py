@@ -29,33 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from perf.bench_refresh import compile_bytecode, load_average, run_refresh, speed_probe  # noqa: E402
-from perf.refresh_homes import DAILY, copy_home, land_by_link, link  # noqa: E402
-
-
-def held_days(inputs: Path, nights: int) -> list[tuple[str, list[Path]]]:
-    """The last `nights` days of the fleet's per-day files (dcgm, sacct, LiteLLM logs), oldest first."""
-    files = [p for p in sorted(inputs.rglob("*")) if p.is_file() and not p.name.startswith(".")]
-    by_day: dict[str, list[Path]] = {}
-    for p in files:
-        if m := DAILY.match(p.name):
-            by_day.setdefault(m.group(2), []).append(p)
-    return [(day, by_day[day]) for day in sorted(by_day)[-nights:]]
-
-
-def view_without(inputs: Path, view: Path, held: list[Path]) -> None:
-    """`view`: hard links to every input except `held` (links in place are kept: the hash cache keys on ctime)."""
-    skip = set(held)
-    keep = set()
-    for src in (p for p in sorted(inputs.rglob("*")) if p.is_file() and not p.name.startswith(".")):
-        if src in skip:
-            continue
-        dst = view / src.relative_to(inputs)
-        keep.add(dst)
-        if not dst.exists():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            link(src, dst)
-    for stale in [p for p in view.rglob("*") if p.is_file() and p not in keep]:
-        stale.unlink()
+from perf.refresh_homes import copy_home, hold_back_days, land_by_link, link  # noqa: E402
 
 
 def main() -> None:
@@ -71,12 +45,11 @@ def main() -> None:
     inputs = args.fleet / "inputs"
     out = args.dir or args.fleet / f"nights-{args.nights}"
     view, base, home = out / "view", out / "home-base", out / "home"
-    days = held_days(inputs, args.nights)
+    days = hold_back_days(inputs, view, args.nights)
     print(f"{args.fleet.name}: nights {days[0][0]} .. {days[-1][0]}; bytecode compiled in {compile_bytecode():.1f} s",
           flush=True)
     if args.rebuild_base:
         shutil.rmtree(base, ignore_errors=True)
-    view_without(inputs, view, [p for _, files in days for p in files])
     if not (base / "serving.duckdb").exists():
         shutil.rmtree(base, ignore_errors=True)
         linked = land_by_link(base, view)

@@ -109,17 +109,18 @@ def compare_with_previous(record: Path, fingerprint: dict[str, list[str]], how: 
     return line
 
 
-def hold_back_last_day(inputs: Path, view: Path) -> list[Path]:
-    """Make `view` hard links to every input file except the last day's per-day files; return those.
-    A link already in place is kept: a new one would change the file's ctime, which the landing hash
-    cache keys on, and a reused base home would read its whole history again."""
+def hold_back_days(inputs: Path, view: Path, days: int = 1) -> list[tuple[str, list[Path]]]:
+    """Make `view` hard links to every input file except the per-day files of the last `days` days; return
+    those, (day, files) oldest first. A link already in place is kept: a new one would change the file's
+    ctime, which the landing hash cache keys on, and a reused base home would read its whole history again."""
     files = [p for p in sorted(inputs.rglob("*")) if p.is_file() and not p.name.startswith(".")]
-    last = max(m.group(2) for p in files if (m := DAILY.match(p.name)))
-    held, keep = [], set()
+    last = set(sorted({m.group(2) for p in files if (m := DAILY.match(p.name))})[-days:])
+    held: dict[str, list[Path]] = {}
+    keep = set()
     for src in files:
         m = DAILY.match(src.name)
-        if m and m.group(2) == last:
-            held.append(src)
+        if m and m.group(2) in last:
+            held.setdefault(m.group(2), []).append(src)
             continue
         dst = view / src.relative_to(inputs)
         keep.add(dst)
@@ -130,7 +131,12 @@ def hold_back_last_day(inputs: Path, view: Path) -> list[Path]:
         link(src, dst)
     for stale in [p for p in view.rglob("*") if p.is_file() and p not in keep]:
         stale.unlink()
-    return held
+    return sorted(held.items())
+
+
+def hold_back_last_day(inputs: Path, view: Path) -> list[Path]:
+    """`hold_back_days` of one day: the last day's per-day files."""
+    return [p for _, files in hold_back_days(inputs, view) for p in files]
 
 
 def link(src: Path, dst: Path) -> None:

@@ -7,6 +7,7 @@ to the DbtProject that dagster-dbt builds its assets with (the same manifest pat
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -19,9 +20,6 @@ from warehouse.home import DBT_DIR
 
 # dagster-dbt's DbtProject reads the manifest from <project>/target/manifest.json (its default target path).
 MANIFEST = DBT_DIR / "target" / "manifest.json"
-
-# The last manifest parsed in this process: its (path, mtime_ns, size) and the document (load_manifest).
-_PARSED: list[tuple[tuple[str, int, int], dict[str, Any]]] = []
 
 
 def _venv_script(name: str) -> str:
@@ -115,7 +113,10 @@ def load_manifest() -> dict[str, Any]:
     publication's day scopes."""
     path = require_manifest()
     stat = path.stat()
-    key = (str(path), stat.st_mtime_ns, stat.st_size)
-    if not _PARSED or _PARSED[0][0] != key:
-        _PARSED[:] = [(key, json.loads(path.read_bytes()))]
-    return _PARSED[0][1]
+    return _parsed(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=1)
+def _parsed(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
+    """The document at `path`; the file's time and size are the cache key (a re-parse rewrites it)."""
+    return json.loads(Path(path).read_bytes())

@@ -36,3 +36,20 @@ def test_hold_back_last_day(tmp_path: Path) -> None:
     assert view == ["api_spend/litellm_spend_logs_2025-04-01.csv", "billing/focus_2025-04.csv",
                     "usage/dcgm_2025-04-01.csv", "usage/dcgm_notes_2025-04-02.md"]
     assert (tmp_path / "view" / "billing" / "focus_2025-04.csv").read_text() == "billing/focus_2025-04.csv"
+
+
+def test_hold_back_days_holds_the_last_days_by_day(tmp_path: Path) -> None:
+    """The consecutive-nights bench (perf/bench_nights.py) holds back the last two of three days: their
+    per-day files grouped by day, oldest first; the view keeps day 1 and the files of no day."""
+    from perf.refresh_homes import hold_back_days
+
+    inputs = tmp_path / "inputs"
+    for name in ["usage/dcgm_2025-04-01.csv", "usage/dcgm_2025-04-02.csv", "usage/sacct_2025-04-03.txt",
+                 "usage/dcgm_2025-04-03.csv", "billing/focus_2025-04.csv"]:
+        (inputs / name).parent.mkdir(parents=True, exist_ok=True)
+        (inputs / name).write_text(name)
+    held = hold_back_days(inputs, tmp_path / "view", 2)
+    assert [(day, sorted(p.name for p in files)) for day, files in held] == [
+        ("2025-04-02", ["dcgm_2025-04-02.csv"]), ("2025-04-03", ["dcgm_2025-04-03.csv", "sacct_2025-04-03.txt"])]
+    view = sorted(p.relative_to(tmp_path / "view").as_posix() for p in (tmp_path / "view").rglob("*") if p.is_file())
+    assert view == ["billing/focus_2025-04.csv", "usage/dcgm_2025-04-01.csv"]

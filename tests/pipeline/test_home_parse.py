@@ -46,7 +46,7 @@ def test_a_newer_home_state_or_none_stays_as_it_is(project: Path, tmp_path: Path
 def test_the_manifest_is_parsed_once_per_version_of_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     manifest = tmp_path / "manifest.json"
     monkeypatch.setattr(dbt_parse, "MANIFEST", manifest)
-    monkeypatch.setattr(dbt_parse, "_PARSED", [])
+    dbt_parse._parsed.cache_clear()
     _state(manifest, '{"nodes": {"model.a": {}}}', 1_000)
     first = dbt_parse.load_manifest()
     assert first == {"nodes": {"model.a": {}}}
