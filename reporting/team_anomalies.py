@@ -12,6 +12,7 @@ from datetime import date
 from decimal import Decimal
 from html import escape
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -55,25 +56,71 @@ def svg_series(df: pd.DataFrame, width: int = 560, height: int = 140) -> str:
             f"{band}{line}{dots}{labels}</svg>")
 
 
-def team_anomalies_html(path: Path, team: str, period: date) -> str:
-    """The report section as HTML ('' never: a team without anomalies says so)."""
+class TeamAnomalyReader:
+    """The anomaly marts read once per team, split by month once, and each charted series read once, for every
+    report of a publication: a year of history is ~70 team-month reports of a few teams, and filtering a
+    team's frame per report was a quarter of the reports' time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._teams: dict[str, _TeamAnomalies | NotPublished] = {}
+        self._series: dict[tuple[str, str, str], pd.DataFrame] = {}
+
+    def team(self, team: str) -> _TeamAnomalies:
+        """The team's anomalies (records by month), coverage and forecasts; raises NotPublished as the readers do."""
+        if team not in self._teams:
+            try:
+                self._teams[team] = _TeamAnomalies(readers.anomalies(self.path, team=team),
+                                                   readers.coverage(self.path, team=team),
+                                                   readers.forecasts(self.path, team=team))
+            except NotPublished as exc:
+                self._teams[team] = exc
+        found = self._teams[team]
+        if isinstance(found, NotPublished):
+            raise found
+        return found
+
+    def series(self, dimension: str, value: str, currency: str) -> pd.DataFrame:
+        """One watched daily series (readers.series), read once."""
+        key = (dimension, value, currency)
+        if key not in self._series:
+            self._series[key] = readers.series(self.path, dimension, value, currency)
+        return self._series[key]
+
+
+class _TeamAnomalies:
+    """One team's anomaly rows as records by first day of their month (in the readers' order), its series with
+    not enough history, and its forecast frame."""
+
+    def __init__(self, found: pd.DataFrame, coverage: pd.DataFrame, forecasts: pd.DataFrame) -> None:
+        self.empty = found.empty and coverage.empty
+        self.by_month: dict[date, list[dict[str, Any]]] = {}
+        for r in ([] if found.empty else found.to_dict("records")):
+            day = pd.Timestamp(r["day"]).date()
+            self.by_month.setdefault(day.replace(day=1), []).append(r)
+        short = coverage[coverage["status"] == "not enough history"] if not coverage.empty else coverage
+        self.short = short.to_dict("records")
+        self.forecasts = forecasts
+
+
+def team_anomalies_html(path: Path, team: str, period: date, reader: TeamAnomalyReader | None = None) -> str:
+    """The report section as HTML ('' never: a team without anomalies says so). Pass one `reader` for every
+    report of a publication so each team's marts are read and split once."""
     parts = ["<h2>Anomalies and forecast</h2>"]
+    reader = reader or TeamAnomalyReader(path)
     try:
-        found = readers.anomalies(path, team=team)
-        coverage = readers.coverage(path, team=team)
-        forecasts = readers.forecasts(path, team=team)
+        team_rows = reader.team(team)
     except NotPublished as exc:
         return parts[0] + f'<p class="note">Not published yet: {escape(str(exc))}.</p>'
-    if found.empty and coverage.empty:
+    if team_rows.empty:
         return parts[0] + '<p class="note">Anomaly detection is not published yet.</p>'
     start = pd.Timestamp(period).date()
-    end = (pd.Timestamp(period) + pd.offsets.MonthEnd(0)).date()
-    month = found[(found["day"] >= start) & (found["day"] <= end)] if not found.empty else found
-    if month.empty:
+    month = team_rows.by_month.get(start.replace(day=1), [])
+    if not month:
         parts.append('<p class="note">No spend anomaly in the team\'s series this month.</p>')
     else:
         rows = []
-        for r in month.to_dict("records"):
+        for r in month:
             cur, dim = r["currency"], r["dimension"]
             pct = f" ({r['impact_pct']:+.0%})" if pd.notna(r["impact_pct"]) else ""
             rows.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in (
@@ -84,15 +131,15 @@ def team_anomalies_html(path: Path, team: str, period: date) -> str:
         parts.append("<table><thead><tr><th>day</th><th>series</th><th>direction</th><th>actual</th>"
                      "<th>expected (band)</th><th>impact</th><th>root cause</th></tr></thead><tbody>"
                      + "".join(rows) + "</tbody></table>")
-        for r in month.head(MAX_CHARTS).to_dict("records"):
-            series = readers.series(path, r["dimension"], r["dimension_value"], r["currency"])
+        for r in month[:MAX_CHARTS]:
+            series = reader.series(r["dimension"], r["dimension_value"], r["currency"])
             parts.append(f'<p class="note">{escape(r["dimension"])} {escape(r["dimension_value"])} '
                          f'({escape(r["currency"])}) per day; shaded: expected band; red: anomaly</p>'
                          + svg_series(series))
-    short = coverage[coverage["status"] == "not enough history"] if not coverage.empty else coverage
-    for r in short.to_dict("records"):
+    for r in team_rows.short:
         parts.append(f'<p class="note">{escape(r["dimension"])} {escape(r["dimension_value"])} '
                      f'({escape(r["currency"])}): not enough history ({r["series_days"]} days) to judge anomalies.</p>')
+    forecasts = team_rows.forecasts
     latest = forecasts[forecasts["basis_month"] == start] if not forecasts.empty else forecasts
     if not latest.empty:
         if "basis" not in latest:

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from reporting.formatting import FIGURES, basis_label, definition, fmt_money
+from reporting.team_month_frames import records
 from warehouse import serving, serving_screens
 
 COST_MODEL_STEPS = ("Run-priced work not on a bill", "Owned hardware", "Estimates", "Platform labour",
@@ -24,28 +25,32 @@ COST_MODEL_STEPS = ("Run-priced work not on a bill", "Owned hardware", "Estimate
 ZERO = Decimal(0)
 
 
-def _sum(df: pd.DataFrame | None, column: str) -> Decimal:
-    if df is None or df.empty or column not in df:
-        return ZERO
-    return sum((Decimal(v) for v in df[column].dropna()), ZERO)
+def _sum(rows: list[dict[str, Any]], column: str) -> Decimal:
+    """Σ of a column over records, missing values (None, NaN) left out; ZERO when the column is absent."""
+    return sum((Decimal(r[column]) for r in rows if column in r and not pd.isna(r[column])), ZERO)
 
 
 def team_bridge(charges: pd.DataFrame, showback: pd.DataFrame | None, currency: str) -> dict[str, Any]:
     """Figures and bridge lines (step, kind, amount, running total) of one team, month and currency."""
-    cb = charges[charges["currency"] == currency] if not charges.empty else charges
-    sb = showback[showback["currency"] == currency] if showback is not None and not showback.empty else None
-    basis = ", ".join(sorted(set(cb["basis"].dropna()))) if "basis" in cb and not cb.empty else None
+    # Records, not boolean masks: a report asks this per currency, a year of reports ~100 times, and a
+    # pandas filter costs more than summing the few rows of a team's month in Python.
+    cb = [r for r in records(charges) if r["currency"] == currency]
+    sb = ([r for r in records(showback) if r["currency"] == currency]
+          if showback is not None and not showback.empty else None)
+    bases = {r["basis"] for r in cb if not pd.isna(r["basis"])} if "basis" in charges else set()
+    basis = ", ".join(sorted(bases)) if "basis" in charges and cb else None
     billed, amortised = _sum(cb, "billed_cost"), _sum(cb, "amortised_cost")
     api, chargeback = _sum(cb, "api_cost"), _sum(cb, "total_cost")
-    showback_total = _sum(sb, "amount") if showback is not None else None
-    amortisation = [("Amortisation adjustments", "add", amortised - billed)] if "amortised_cost" in cb else []
+    showback_total = _sum(sb or [], "amount") if showback is not None else None
+    amortisation = [("Amortisation adjustments", "add", amortised - billed)] if "amortised_cost" in charges else []
     before = [("Invoice (team's share)", "start", billed), *([] if basis == "billed" else amortisation),
               ("API spend", "add", api)]
     lines = [*before, ("Chargeback", "subtotal", chargeback), *(amortisation if basis == "billed" else [])]
     if sb is not None:
-        model = sb[sb["source"] != "chargeback"] if "source" in sb else sb.iloc[0:0]
-        lines += [(step, "add", _sum(model[model["bridge_step"] == step], "amount")) for step in COST_MODEL_STEPS]
-        other = _sum(model[~model["bridge_step"].isin(COST_MODEL_STEPS)], "amount")
+        model = [r for r in sb if r["source"] != "chargeback"] if "source" in showback else []
+        lines += [(step, "add", _sum([r for r in model if r["bridge_step"] == step], "amount"))
+                  for step in COST_MODEL_STEPS]
+        other = _sum([r for r in model if r["bridge_step"] not in COST_MODEL_STEPS], "amount")
         if other:
             lines.append(("Other cost-model lines", "add", other))
     running, out = ZERO, []

@@ -47,6 +47,13 @@ def _positions(teams: pd.Series, periods: pd.Series) -> dict[tuple[Any, date], A
     return keys.groupby(["team", "month"], sort=False).indices if len(keys) else {}
 
 
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows as dicts of Python scalars (what iterrows gives for a mixed frame), built column by column: a
+    report's few rows each, where `to_dict` and iterrows cost more per call than the rows themselves."""
+    columns = list(frame.columns)
+    return [dict(zip(columns, values)) for values in zip(*(frame[c] for c in columns))]
+
+
 def _take(frame: pd.DataFrame, positions: Any) -> pd.DataFrame:
     """The rows at `positions` in their order (none when None), index 0..n-1: what a boolean mask gave."""
     return frame.iloc[positions if positions is not None else []].reset_index(drop=True)
@@ -104,10 +111,10 @@ class TeamMonthFrames:
 def idle_and_waste(showback: pd.DataFrame, currency: str) -> dict[str, Decimal]:
     """Idle cost, waste and all-in showback in `currency` of a team's month, from its showback rows (the
     `parts` slice): what `serving_overview.idle_and_waste` sums in SQL, without a query per report."""
-    rows = showback[showback["currency"] == currency]
+    rows = [r for r in records(showback) if r["currency"] == currency]
 
     def total(components: tuple[str, ...] | None) -> Decimal:
-        picked = rows["amount"] if components is None else rows.loc[rows["component"].isin(components), "amount"]
+        picked = (r["amount"] for r in rows if components is None or r["component"] in components)
         return sum((a for a in picked if a is not None and not pd.isna(a)), ZERO)
 
     return {"idle": total(IDLE_COMPONENTS), "waste": total(WASTE_COMPONENTS), "all_in": total(None)}

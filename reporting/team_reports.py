@@ -25,9 +25,9 @@ import pandas as pd
 
 from reporting.formatting import column_label, exact, fmt_money, fmt_unit_cost, value_label
 from reporting.safe_text import csv_cell
-from reporting.team_anomalies import team_anomalies_html
+from reporting.team_anomalies import TeamAnomalyReader, team_anomalies_html
 from reporting.team_money import bridge_html, figures_html, in_reporting_currency, team_bridge, write_index
-from reporting.team_month_frames import TeamMonthFrames, idle_and_waste
+from reporting.team_month_frames import TeamMonthFrames, idle_and_waste, records
 from warehouse import serving
 
 CHARGE_COMPONENTS = ("direct_cost", "shared_cost", "idle_cost", "unused_commitment", "api_cost", "credits", "tax")
@@ -93,20 +93,24 @@ def svg_bars(items: list[tuple[str, Decimal | float]], currency: str, width: int
 
 
 def _html_table(df: pd.DataFrame, money: set[str], currency_col: str = "currency",
-                unit_costs: frozenset[str] = frozenset()) -> str:
-    """An escaped HTML table; money and unit-cost columns formatted with their row's currency."""
+                unit_costs: frozenset[str] = frozenset(), columns: list[str] | None = None) -> str:
+    """An escaped HTML table of `columns` (default: all); money and unit-cost columns formatted with their row's
+    currency."""
+    cols = list(df.columns) if columns is None else list(columns)
     # Spaced headers can wrap, so wide tables still fit an A4 page.
-    cur = df[currency_col].iloc[0] if currency_col in df and len(df) and df[currency_col].nunique() == 1 else None
-    head = "".join(f"<th>{escape(column_label(str(c), cur))}</th>" for c in df.columns)
+    cur = df[currency_col].iloc[0] if currency_col in cols and len(df) and df[currency_col].nunique() == 1 else None
+    head = "".join(f"<th>{escape(column_label(str(c), cur))}</th>" for c in cols)
+    at = cols.index(currency_col) if currency_col in cols else None
     body = []
-    for _, r in df.iterrows():
+    # Column by column (a Series yields Python scalars), not iterrows: a Series per row was most of a report.
+    for values in zip(*(df[c] for c in cols)):
+        row_currency = values[at] if at is not None else None
         cells = []
-        for c in df.columns:
-            v = r[c]
+        for c, v in zip(cols, values):
             if c in money:
-                cells.append(f'<td class="n">{escape(fmt_money(v, r.get(currency_col)))}</td>')
+                cells.append(f'<td class="n">{escape(fmt_money(v, row_currency))}</td>')
             elif c in unit_costs:
-                cells.append(f'<td class="n">{escape(fmt_unit_cost(v, r.get(currency_col)))}</td>')
+                cells.append(f'<td class="n">{escape(fmt_unit_cost(v, row_currency))}</td>')
             elif isinstance(v, (int, float, Decimal)) and not isinstance(v, bool):
                 text = "n/a" if pd.isna(v) else (f"{float(v):.1%}" if c.endswith("share") else f"{float(v):,.6g}")
                 cells.append(f'<td class="n">{escape(text)}</td>')
@@ -116,7 +120,8 @@ def _html_table(df: pd.DataFrame, money: set[str], currency_col: str = "currency
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _team_month(path: Path, frames: TeamMonthFrames, team: str, period: date) -> dict[str, Any]:
+def _team_month(path: Path, frames: TeamMonthFrames, team: str, period: date,
+                anomalies: TeamAnomalyReader | None = None) -> dict[str, Any]:
     """Everything a report shows for one team and month; sections not published yet come back None."""
     out: dict[str, Any] = frames.parts(team, period)
     currencies = sorted(set(out["charges"]["currency"]))
@@ -127,7 +132,7 @@ def _team_month(path: Path, frames: TeamMonthFrames, team: str, period: date) ->
     showback = out["showback"]  # None when not published
     out["waste"] = {} if showback is None else {c: idle_and_waste(showback, c) for c in currencies}
     out["charges_through"] = frames.charges_through
-    out["anomalies_html"] = team_anomalies_html(path, team, period)
+    out["anomalies_html"] = team_anomalies_html(path, team, period, anomalies)
     out["reporting"] = in_reporting_currency(path, team, period, frames.converted_row(team, period))
     return out
 
@@ -145,32 +150,32 @@ def _csv_rows(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any]
         for i, (step, _, amount, running) in enumerate(f["bridge"], 1):
             rows += [["bridge", team, period, f["currency"], f"{i:02d} {step}", m, v, run, at]
                      for m, v in (("amount", amount), ("running_total", running))]
-    for _, r in parts["charges"].iterrows():
+    for r in records(parts["charges"]):
         for c in (*BASES, *CHARGE_COMPONENTS, "total_cost", "charge_lines", *BUDGET_COLUMNS):
-            if c in r.index and r[c] is not None:
+            if c in r and r[c] is not None:
                 section = "budget" if c in BUDGET_COLUMNS else "chargeback"
                 rows.append([section, team, period, r["currency"], r.get("basis") or team, c, r[c], run, at])
     budgets = parts.get("budgets")
-    for _, r in (budgets.iterrows() if budgets is not None else ()):
+    for r in (records(budgets) if budgets is not None else ()):
         for c in ("budget_monthly", "chargeback_total", "showback_total", "budget_remaining_chargeback",
                   "budget_remaining_showback"):
             if r[c] is not None and not pd.isna(r[c]):
                 rows.append(["budget", team, period, r["currency"], team, c, r[c], run, at])
     showback = parts.get("showback")
-    for _, r in (showback.iterrows() if showback is not None else ()):
+    for r in (records(showback) if showback is not None else ()):
         rows.append(["showback", team, period, r["currency"], f"{r['component']} ({r['cost_basis']})",
                      r["bridge_step"], r["amount"], run, at])
     units = parts.get("units")
     if units is not None:
-        for _, r in units.iterrows():
+        for r in records(units):
             for c in ("all_in_cost", "produced_outputs", "accepted_outputs", "effective_unit_cost", "naive_unit_cost"):
                 rows.append(["unit_cost", team, period, r.get("currency"), r["workload_id"], c, r[c], run, at])
             for c in (*serving.WASTE_COMPONENTS, "waste_cost"):
-                if c in r.index:
+                if c in r:
                     rows.append(["waste", team, period, r.get("currency"), r["workload_id"], c, r[c], run, at])
     util = parts.get("util")
     if util is not None:
-        for _, r in util.iterrows():
+        for r in records(util):
             for c in ("billed_gpu_hours", "used_gpu_hours", "idle_gpu_hours", "failed_job_gpu_hours"):
                 rows.append(["waste", team, period, None, "gpu_hours", c, r[c], run, at])
     return rows
@@ -206,22 +211,22 @@ def _html(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any], st
     if charges.empty:
         sections.append('<p class="note">No invoice lines or API spend were charged to this team this month; its '
                         "cost is all in the all-in showback (work on no bill).</p>")
-    for _, r in charges.iterrows():
+    for r in records(charges):
         items = [(column_label(c, None).replace(" (currency)", ""), r[c]) for c in CHARGE_COMPONENTS
-                 if c in r.index and r[c]]
+                 if c in r and r[c]]
         sections.append(svg_bars(items, r["currency"]))
     if not charges.empty:
         cols = ["currency", *[c for c in ("basis", *BASES, *CHARGE_COMPONENTS, "total_cost", "charge_lines")
                               if c in charges]]
-        sections.append(_html_table(charges[cols], {*BASES, *CHARGE_COMPONENTS, "total_cost"}))
+        sections.append(_html_table(charges, {*BASES, *CHARGE_COMPONENTS, "total_cost"}, columns=cols))
     sections.append("<h2>Budget</h2>")
     budgets, budget = parts.get("budgets"), [c for c in BUDGET_COLUMNS if c in charges]
     if budgets is not None and not budgets.empty:
         cols = ["currency", "budget_monthly", "chargeback_total", "budget_remaining_chargeback", "showback_total",
                 "budget_remaining_showback"]
-        sections.append(_html_table(budgets[cols], set(cols[1:])))
+        sections.append(_html_table(budgets, set(cols[1:]), columns=cols))
     elif budget and not charges.empty:
-        sections.append(_html_table(charges[["currency", "total_cost", *budget]], {"total_cost", *budget}))
+        sections.append(_html_table(charges, {"total_cost", *budget}, columns=["currency", "total_cost", *budget]))
     else:
         sections.append('<p class="note">Budgets are not published yet.</p>')
     showback = parts.get("showback")
@@ -238,7 +243,7 @@ def _html(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any], st
         sections.append('<p class="note">No workload unit costs for this month.</p>')
     else:
         cols = ["workload_id", "currency", *[c for c in UNIT_COLUMNS if c in units]]
-        sections.append(_html_table(units[cols], {"all_in_cost", "waste_cost"},
+        sections.append(_html_table(units, {"all_in_cost", "waste_cost"}, columns=cols,
                                     unit_costs=frozenset({"effective_unit_cost", "naive_unit_cost"})))
         sections.append(svg_bars([(f"{w} waste", v) for w, v in zip(units["workload_id"], units["waste_cost"])],
                                  units["currency"].iloc[0]))
@@ -247,7 +252,8 @@ def _html(team: str, period: str, parts: dict[str, Any], pub: dict[str, Any], st
     if util is None:
         sections.append(_missing(parts, "util"))
     else:
-        sections.append(_html_table(util.drop(columns=["period", "team_id"]), set()) if not util.empty
+        sections.append(_html_table(util, set(), columns=[c for c in util.columns if c not in ("period", "team_id")])
+                        if not util.empty
                         else '<p class="note">No GPU utilisation recorded this month.</p>')
     sections.append(parts.get("anomalies_html", ""))
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Team cost report {escape(team)} '
@@ -279,7 +285,7 @@ def _write_all(serving_path: Path, out_dir: Path, team: str | None, month: str |
     period = date.fromisoformat(f"{month}-01") if month else None
     pub = serving.publication(serving_path) or {}
     keys = serving.report_keys(serving_path)
-    frames = TeamMonthFrames(serving_path)
+    frames, anomalies = TeamMonthFrames(serving_path), TeamAnomalyReader(serving_path)
     written: list[Path] = []
     entries: list[dict[str, Any]] = []
     for period_start, group in keys.groupby("period", sort=True):
@@ -289,7 +295,7 @@ def _write_all(serving_path: Path, out_dir: Path, team: str | None, month: str |
             wanted = (team is None or team_id == team) and (period is None or period_start == period)
             if wanted:
                 folder.mkdir(parents=True, exist_ok=True)
-                parts = _team_month(serving_path, frames, team_id, period_start)
+                parts = _team_month(serving_path, frames, team_id, period_start, anomalies)
                 written += _write_one(folder, stem, team_id, label, parts, pub)
             entries.append({"month": label, "team": team_id, "stem": stem, "written": (folder / f"{stem}.html").exists(),
                             "figures": parts["figures"] if wanted else None})
