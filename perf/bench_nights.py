@@ -1,6 +1,7 @@
 """Consecutive nights on one home: what each nightly refresh costs, night after night.
 
     .venv/bin/python perf/bench_nights.py --fleet DIR/fleet-256-365 --nights 4 [--rebuild-base]
+    .venv/bin/python perf/bench_nights.py --fleet DIR/fleet-256-30 --dir OUT30 --fleet DIR/fleet-256-365 --dir OUT365
 
 `perf/bench_refresh.py --next-day` times one night on a copy of a home whose marts were just built in
 full (its first run, or `--refresh-base` after a code change), the same night each round. A deployment runs
@@ -15,6 +16,12 @@ then on a copy of it adds the held-back days one per night and times each refres
 (bench_refresh.py `run_refresh`: wall and CPU seconds, peak RSS, stages). It prints one line per night
 and the first night, the median and the range of nights 2 to K. The base must be built by the code measured
 (a code change rebuilds every model on the next night): `--rebuild-base` after a change.
+
+With two fleets (`--fleet` and `--dir` once per fleet, in the same order) the nights alternate, night 1 of the
+first, night 1 of the second, night 2 of the first, ..., and each night of the second is divided by the same
+night of the first: both see the box within a minute of each other. Run one after the other, a 365-day
+history's five nights against a 30-day one's gave medians of 1.59x, 1.37x and 1.20x on one day, as the
+shared machine's speed moved.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import json
 import shutil
 import statistics
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -32,56 +40,95 @@ from perf.bench_refresh import compile_bytecode, load_average, run_refresh, spee
 from perf.refresh_homes import copy_home, hold_back_days, land_by_link, link  # noqa: E402
 
 
+@dataclass
+class Nights:
+    """One fleet's nights: its held-back days, the view the refreshes read and the home they run on."""
+
+    fleet: Path
+    view: Path
+    base: Path
+    home: Path
+    days: list[tuple[str, list[Path]]]
+    added: list[Path] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+
+
+def prepare(fleet: Path, out: Path, nights: int, rebuild_base: bool) -> Nights:
+    """Hold back the fleet's last `nights` days, build (or reuse) the base home, copy it to the nights' home."""
+    inputs = fleet / "inputs"
+    state = Nights(fleet, out / "view", out / "home-base", out / "home", [])
+    state.days = hold_back_days(inputs, state.view, nights)
+    print(f"{fleet.name}: nights {state.days[0][0]} .. {state.days[-1][0]}", flush=True)
+    if rebuild_base:
+        shutil.rmtree(state.base, ignore_errors=True)
+    if not (state.base / "serving.duckdb").exists():
+        shutil.rmtree(state.base, ignore_errors=True)
+        linked = land_by_link(state.base, state.view)
+        r = run_refresh(state.base, state.view, fresh=False)
+        print(f"{fleet.name} base home (all but the last {nights} days): {r['seconds']:.1f} s "
+              f"({r['cpu_s']:.1f} CPU s), {linked} inputs landed by hard link, "
+              f"{'published' if r['ok'] else 'FAILED: ' + r['reason']}", flush=True)
+        if not r["ok"]:
+            sys.exit(1)
+    copy_home(state.base, state.home, True)
+    return state
+
+
+def night(state: Nights, number: int) -> float:
+    """Add the night's held-back day to the view, refresh the home, print the night's line; its seconds."""
+    day, files = state.days[number - 1]
+    for src in files:
+        dst = state.view / src.relative_to(state.fleet / "inputs")
+        link(src, dst)
+        state.added.append(dst)
+    probe = speed_probe()
+    r = run_refresh(state.home, state.view, fresh=False)
+    stages = r.get("profile", {}).get("stages_s", {})
+    state.seconds.append(r["seconds"])
+    print(f"{state.fleet.name} night {number} ({day}): {r['seconds']:.1f} s ({r['cpu_s']:.1f} CPU s), dbt build "
+          f"{stages.get('dbt build', float('nan')):.1f} s, peak RSS {r['peak_rss_mb']:,.0f} MB, "
+          f"{'published' if r['ok'] else 'FAILED: ' + r['reason']}; speed probe {probe:.2f} s, "
+          f"load {load_average()}", flush=True)
+    return r["seconds"]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--fleet", type=Path, required=True, help="a bench_refresh.py fleet folder (with inputs/)")
+    ap.add_argument("--fleet", type=Path, action="append", required=True,
+                    help="a bench_refresh.py fleet folder (with inputs/); twice: their nights alternate")
     ap.add_argument("--nights", type=int, default=4, help="days held back and added one per night (>= 2)")
-    ap.add_argument("--dir", type=Path, help="where the base home, its view and the nights' home go "
-                                             "(default: FLEET/nights-K)")
+    ap.add_argument("--dir", type=Path, action="append", help="where the base home, its view and the nights' "
+                                                              "home go, once per --fleet (default: FLEET/nights-K)")
     ap.add_argument("--rebuild-base", action="store_true", help="build the base home again (after a code change)")
     args = ap.parse_args()
     if args.nights < 2:
         ap.error("--nights must be at least 2: night 1 is the first after a full build")
-    inputs = args.fleet / "inputs"
-    out = args.dir or args.fleet / f"nights-{args.nights}"
-    view, base, home = out / "view", out / "home-base", out / "home"
-    days = hold_back_days(inputs, view, args.nights)
-    print(f"{args.fleet.name}: nights {days[0][0]} .. {days[-1][0]}; bytecode compiled in {compile_bytecode():.1f} s",
-          flush=True)
-    if args.rebuild_base:
-        shutil.rmtree(base, ignore_errors=True)
-    if not (base / "serving.duckdb").exists():
-        shutil.rmtree(base, ignore_errors=True)
-        linked = land_by_link(base, view)
-        r = run_refresh(base, view, fresh=False)
-        print(f"base home (all but the last {args.nights} days): {r['seconds']:.1f} s ({r['cpu_s']:.1f} CPU s), "
-              f"{linked} inputs landed by hard link, {'published' if r['ok'] else 'FAILED: ' + r['reason']}",
-              flush=True)
-        if not r["ok"]:
-            sys.exit(1)
-    copy_home(base, home, True)
-    added: list[Path] = []
-    seconds: list[float] = []
+    if len(args.fleet) > 2:
+        ap.error("at most two fleets: the second is compared with the first")
+    if args.dir is not None and len(args.dir) != len(args.fleet):
+        ap.error("give --dir once per --fleet, in the same order, or not at all")
+    outs = args.dir or [fleet / f"nights-{args.nights}" for fleet in args.fleet]
+    print(f"bytecode compiled in {compile_bytecode():.1f} s", flush=True)
+    states = [prepare(fleet, out, args.nights, args.rebuild_base) for fleet, out in zip(args.fleet, outs)]
     try:
-        for night, (day, files) in enumerate(days, 1):
-            for src in files:
-                dst = view / src.relative_to(inputs)
-                link(src, dst)
-                added.append(dst)
-            probe = speed_probe()
-            r = run_refresh(home, view, fresh=False)
-            stages = r.get("profile", {}).get("stages_s", {})
-            seconds.append(r["seconds"])
-            print(f"night {night} ({day}): {r['seconds']:.1f} s ({r['cpu_s']:.1f} CPU s), dbt build "
-                  f"{stages.get('dbt build', float('nan')):.1f} s, peak RSS {r['peak_rss_mb']:,.0f} MB, "
-                  f"{'published' if r['ok'] else 'FAILED: ' + r['reason']}; speed probe {probe:.2f} s, "
-                  f"load {load_average()}", flush=True)
+        for number in range(1, args.nights + 1):
+            for state in states:
+                night(state, number)
     finally:
-        for dst in added:
-            dst.unlink(missing_ok=True)
-    steady = seconds[1:]
-    print(json.dumps({"fleet": args.fleet.name, "first_night_s": seconds[0], "steady_min_s": min(steady),
-                      "steady_median_s": statistics.median(steady), "steady_max_s": max(steady)}))
+        for state in states:
+            for dst in state.added:
+                dst.unlink(missing_ok=True)
+    for state in states:
+        steady = state.seconds[1:]
+        print(json.dumps({"fleet": state.fleet.name, "first_night_s": state.seconds[0], "steady_min_s": min(steady),
+                          "steady_median_s": statistics.median(steady), "steady_max_s": max(steady)}))
+    if len(states) == 2:
+        first, second = states
+        ratios = [b / a for a, b in zip(first.seconds, second.seconds)]
+        print(f"{second.fleet.name} / {first.fleet.name}, night by night: "
+              + ", ".join(f"{r:.2f}x" for r in ratios)
+              + f"; nights 2-{args.nights}: median {statistics.median(ratios[1:]):.2f}x, "
+              f"ratio of medians {statistics.median(second.seconds[1:]) / statistics.median(first.seconds[1:]):.2f}x")
 
 
 if __name__ == "__main__":
