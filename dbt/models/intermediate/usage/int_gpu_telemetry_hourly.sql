@@ -120,5 +120,10 @@ select
     final.*,
     -- when this build ran (a day is always rewritten whole) and the key it was built with (history_days)
     cast({{ dbt.current_timestamp() }} as timestamp) as x_built_at,
-    (select max(x_history_key) from {{ ref('int_gpu_telemetry_hourly_history_key') }}) as x_history_key
+    (select max(x_history_key) from {{ ref('int_gpu_telemetry_hourly_history_key') }}) as x_history_key,
+    -- The one row of its GPU and hour (the GPU's own row, else its first MIG instance): counting these counts
+    -- each GPU-hour once, so dim_physical_gpu needs no distinct count over every hour of the history (0.35 ->
+    -- 0.16 s at 256 GPUs x 365 days). An hour is inside one day, so a rebuilt day recomputes its own flags.
+    row_number() over (partition by final.gpu_uuid, final.hour_start
+                       order by final.mig_instance_id nulls first) = 1 as x_first_of_gpu_hour
 from final

@@ -125,7 +125,8 @@ job_hours as (
 -- int_gpu_telemetry_hourly; the GPU model name is resolved here so alias changes apply to all history.
 telemetry_hours as (
     select
-        {{ star_except(['gpu_model_reported', 'sample_date', 'x_loaded_at', 'x_built_at', 'x_history_key'], 'telemetry_hourly') }},
+        {{ star_except(['gpu_model_reported', 'sample_date', 'x_loaded_at', 'x_built_at', 'x_history_key',
+                       'x_first_of_gpu_hour'], 'telemetry_hourly') }},
         coalesce(host_aliases.node_key, {{ host_key('telemetry_hourly.host') }}) as host_key,
         coalesce(aliases.gpu_model, {{ canonical_gpu_model('telemetry_hourly.gpu_model_reported') }}) as gpu_model
     from telemetry_hourly

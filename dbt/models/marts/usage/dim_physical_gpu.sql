@@ -61,15 +61,18 @@ bill_gpus as (
 
 -- Each UUID's hosts and indexes as written, first reduced to one row per (UUID, host, index): the host key
 -- and the index's parse then run on a few rows per GPU, not on every telemetry hour of the history.
+-- Each slot's hours count the one row of each GPU-hour (x_first_of_gpu_hour: whatever its MIG instances), so
+-- a UUID's hours are the sum over its slots, each hour once, from the same scan.
 telemetry_slots as (
-    select gpu_uuid, host, gpu_index, min(hour_start) as first_hour, max(hour_start) as last_hour
+    select gpu_uuid, host, gpu_index, min(hour_start) as first_hour, max(hour_start) as last_hour,
+           count(*) filter (where x_first_of_gpu_hour) as hours
     from {{ ref('int_gpu_telemetry_hourly') }}
     group by gpu_uuid, host, gpu_index
 ),
 
 telemetry_hours as (
-    select gpu_uuid, count(distinct hour_start) as hours
-    from {{ ref('int_gpu_telemetry_hourly') }}
+    select gpu_uuid, cast(sum(hours) as bigint) as hours
+    from telemetry_slots
     group by gpu_uuid
 ),
 
