@@ -58,8 +58,8 @@ def svg_series(df: pd.DataFrame, width: int = 560, height: int = 140) -> str:
 
 class TeamAnomalyReader:
     """The anomaly marts read once per team, split by month once, and each charted series read once, for every
-    report of a publication: a year of history is ~70 team-month reports of a few teams, and filtering a
-    team's frame per report was a quarter of the reports' time."""
+    report of a publication: a year of history is ~70 team-month reports of a few teams, and this section, each
+    team's frame filtered and converted again per report, was a quarter of the reports' time (0.25 of ~1.1 s)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
