@@ -157,12 +157,18 @@ billed_shapes as (
 ),
 
 billed_concurrent as (
+    -- How many instances ran at once in an hour of the demand month: the month billed_shapes and billed_cost
+    -- read. A peak of another month (two instances in March, one in April) made today's shape two instances
+    -- billed every hour of April, twice the run-rate it is tested against.
     select mapped.workload_id, mapped.instance_type, max(instances_in_hour) as instances
     from (
-        select workload_id, instance_type, hour_start, count(distinct resource_id) as instances_in_hour
-        from {{ ref('int_gpu_billing_hours_mapped') }}
-        where workload_id is not null
-        group by workload_id, instance_type, hour_start
+        select mapped.workload_id, mapped.instance_type, mapped.hour_start,
+               count(distinct mapped.resource_id) as instances_in_hour
+        from {{ ref('int_gpu_billing_hours_mapped') }} as mapped
+        inner join demand
+            on demand.workload_id = mapped.workload_id
+            and cast(date_trunc('month', mapped.hour_start) as date) = demand.today_period
+        group by mapped.workload_id, mapped.instance_type, mapped.hour_start
     ) as mapped
     group by mapped.workload_id, mapped.instance_type
 ),
