@@ -137,13 +137,21 @@
    more leaves no rows behind (Spark overwrites the partitions rebuilt). A table built before the model
    had its day / watermark / key columns gets them here first: DuckDB cannot commit an alter of a table
    after a delete from it in one transaction (the build's append_new_columns would come after).
-   `more_columns`: (name, type) of further columns the model adds, such as its build stamp. #}
+   `more_columns`: (name, type) of further columns the model adds, such as its build stamp; they are added
+   first, since the model's own SQL may read them from {{ this }}. Then every other column the model's SQL
+   returns that the table lacks, with the type DuckDB infers for it: a column a new version of the model
+   adds (its SQL changed, so every day is rebuilt) failed the first build of every existing ledger when
+   it was left to dbt. #}
 {% macro clear_when_history_changed(key_relation, more_columns=[]) -%}
     {%- if execute and is_incremental() and target.type != 'spark' and history_changed(key_relation) -%}
         {%- set names = adapter.get_columns_in_relation(this) | map(attribute='name') | map('lower') | list -%}
         {%- for col, type in [(config.get('unique_key'), 'date'), ('x_loaded_at', 'timestamp'), ('x_history_key', 'string')] + more_columns
                 if col not in names -%}
-            alter table {{ this }} add column {{ col }} {{ type }};
+            {%- do run_query('alter table ' ~ this ~ ' add column ' ~ col ~ ' ' ~ type) -%}
+            {%- do names.append(col | lower) -%}
+        {%- endfor -%}
+        {%- for row in run_query('describe (\n' ~ model.compiled_code ~ '\n)').rows if row[0] | lower not in names -%}
+            alter table {{ this }} add column {{ adapter.quote(row[0]) }} {{ row[1] }};
         {% endfor -%}
         delete from {{ this }}
     {%- endif -%}
