@@ -42,6 +42,7 @@ import duckdb
 import pytest
 
 from pipelines.defs.publish.assets import day_scopes
+from tests import prefetch
 from tests.dbt.ledger_nodes import change, copy_ledger, query, rebuilt_periods, run_models
 from warehouse.audit import record_check
 from warehouse.publish import publish
@@ -129,10 +130,11 @@ def _state(ledger: Path) -> dict:
     return out
 
 
-@pytest.fixture(scope="module")
-def steps(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
+def build_steps(root: Path, sample_run: dict) -> dict:
+    """The three changes below, each built as a night and as a full rebuild (a tests/prefetch.py job, after the
+    sample refresh: a lane worker builds it while the session runs other tests)."""
     assert sample_run["ok"], sample_run["reason"]
-    base = tmp_path_factory.mktemp("cost_months")
+    base = root
     nightly = copy_ledger(sample_run["home"], base / "nightly")
     serving = base / "serving.duckdb"
     shutil.copy(sample_run["home"] / "serving.duckdb", serving)
@@ -156,6 +158,11 @@ def steps(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     return out
 
 
+@pytest.fixture(scope="module")
+def cost_month_steps(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("cost_months", tmp_path_factory)
+
+
 def _check_full(step: dict, months: list[str]) -> None:
     """The step's rows equal the full rebuild's; the mart and the publication copied exactly `months`
     again and equal the full rebuild's mart and a whole publication."""
@@ -168,15 +175,15 @@ def _check_full(step: dict, months: list[str]) -> None:
     assert step["published"]["rows"] == step["whole"]["rows"] == step["mart"]["rows"]
 
 
-def test_the_sample_months(steps: dict) -> None:
-    first = steps["first"]
+def test_the_sample_months(cost_month_steps: dict) -> None:
+    first = cost_month_steps["first"]
     assert sorted(first["int_workload_cost_lines"]["months"]) == ["2025-03-01", "2025-04-01"]
     assert sorted(first["int_chargeback_lines"]["months"]) == [
         "2023-09-01", "2023-11-01", "2024-09-01", "2024-10-01", "2025-04-01"]
 
 
-def test_a_late_api_file_rebuilds_exactly_its_month(steps: dict) -> None:
-    before, step = steps["first"], steps["late_api_file"]
+def test_a_late_api_file_rebuilds_exactly_its_month(cost_month_steps: dict) -> None:
+    before, step = cost_month_steps["first"], cost_month_steps["late_api_file"]
     after = step["nightly"]
     lines = after["int_workload_cost_lines"]
     assert rebuilt_periods(before["int_workload_cost_lines"]["months"], lines["months"]) == ["2025-03-01"]
@@ -188,8 +195,8 @@ def test_a_late_api_file_rebuilds_exactly_its_month(steps: dict) -> None:
     _check_full(step, ["2025-03-01"])
 
 
-def test_a_restated_bill_rebuilds_exactly_its_billing_period(steps: dict) -> None:
-    before, step = steps["late_api_file"]["nightly"], steps["restated_bill"]
+def test_a_restated_bill_rebuilds_exactly_its_billing_period(cost_month_steps: dict) -> None:
+    before, step = cost_month_steps["late_api_file"]["nightly"], cost_month_steps["restated_bill"]
     after = step["nightly"]
     charged = after["int_chargeback_lines"]["months"]
     assert rebuilt_periods(before["int_chargeback_lines"]["months"], charged) == ["2023-11-01"]
@@ -202,22 +209,22 @@ def test_a_restated_bill_rebuilds_exactly_its_billing_period(steps: dict) -> Non
     _check_full(step, [])
 
 
-def test_a_request_restated_away_rebuilds_its_month_without_it(steps: dict) -> None:
-    before, step = steps["restated_bill"]["nightly"], steps["restated_away"]
+def test_a_request_restated_away_rebuilds_its_month_without_it(cost_month_steps: dict) -> None:
+    before, step = cost_month_steps["restated_bill"]["nightly"], cost_month_steps["restated_away"]
     after = step["nightly"]
     lines = after["int_workload_cost_lines"]
     assert rebuilt_periods(before["int_workload_cost_lines"]["months"], lines["months"]) == ["2025-03-01"]
-    assert lines["months"]["2025-03-01"][0] == steps["first"]["int_workload_cost_lines"]["months"]["2025-03-01"][0]
+    assert lines["months"]["2025-03-01"][0] == cost_month_steps["first"]["int_workload_cost_lines"]["months"]["2025-03-01"][0]
     assert after["late_lines"] == []
     _check_full(step, ["2025-03-01"])
 
 
 @pytest.mark.parametrize("name,previous", [("late_api_file", "first"), ("restated_bill", "late_api_file"),
                                            ("restated_away", "restated_bill")])
-def test_each_model_computes_its_months_once_and_rebuilds_exactly_them(steps: dict, name: str,
+def test_each_model_computes_its_months_once_and_rebuilds_exactly_them(cost_month_steps: dict, name: str,
                                                                        previous: str) -> None:
-    step = steps[name]
-    before = steps[previous] if previous == "first" else steps[previous]["nightly"]
+    step = cost_month_steps[name]
+    before = cost_month_steps[previous] if previous == "first" else cost_month_steps[previous]["nightly"]
     # one query of changed digests per model: the pre-hook reads the months from the compiled SQL
     assert step["planned"]["digest_queries"] == len(MODELS)
     for model in MODELS:

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.dbt_parse import load_manifest
+from tests import prefetch
 from tests.dbt.ledger_nodes import change, copy_ledger, query, run_models
 
 HOOK = "clear_when_history_changed"
@@ -57,11 +58,11 @@ def _rows(ledger: Path, schema: str, table: str, columns: list[str]) -> list[tup
     return query(ledger, f'select {listed} from {schema}."{table}" order by all')
 
 
-@pytest.fixture(scope="module")
-def upgrade(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
+def build_upgrade(root: Path, sample_run: dict) -> dict:
+    """The columns dropped and the run that brings them back (a tests/prefetch.py job, after the sample refresh)."""
     assert sample_run["ok"], sample_run["reason"]
     models = _models()
-    ledger = copy_ledger(Path(sample_run["home"]), tmp_path_factory.mktemp("history_new_columns") / "home", raw=True)
+    ledger = copy_ledger(Path(sample_run["home"]), root / "home", raw=True)
     dropped, before, statements = {}, {}, []
     for name, node in sorted(models.items()):
         columns = _columns(ledger, node["schema"], name)
@@ -75,7 +76,12 @@ def upgrade(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     log = run_models(ledger, sorted(_key_models(models) | set(models)))
     after = {name: (_columns(ledger, node["schema"], name),
                     _rows(ledger, node["schema"], name, before[name][0])) for name, node in models.items()}
-    return {"models": models, "dropped": dropped, "before": before, "after": after, "log": log}
+    return {"models": sorted(models), "dropped": dropped, "before": before, "after": after, "log": log}
+
+
+@pytest.fixture(scope="module")
+def upgrade(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("history_new_columns", tmp_path_factory)
 
 
 def test_every_model_rebuilt_every_day(upgrade: dict) -> None:
