@@ -48,10 +48,11 @@ JOBS: dict[str, tuple[str, tuple[str, ...], float]] = {
     "incremental_selection": ("tests.pipeline.test_incremental_selection:build_runs", ("sample_run",), 1.7),
     "no_new_data": ("tests.pipeline.test_no_new_data:build_sequence", ("focus_home",), 1.5),
     "golden_focus_round_trip": ("tests.dbt.test_golden_focus:build_golden_focus_round_trip", ("golden_focus",), 1),
-    # dbt runs on copies of the sample ledger, not refreshes: three nights and three full rebuilds of the
-    # cost models, one run of the 14 models with a history pre-hook
+    # dbt runs on copies of the sample ledger, not refreshes: nights and full rebuilds of the cost models (a late
+    # file, a restated bill, a run crossing into the month before), one run of the 14 models with a history pre-hook
     "cost_months": ("tests.dbt.test_cost_months_incremental:build_steps", ("sample_run",), 1),
     "history_new_columns": ("tests.dbt.test_history_new_columns:build_upgrade", ("sample_run",), 0.5),
+    "cost_months_reach": ("tests.dbt.test_cost_months_reach:build_steps", ("sample_run",), 0.5),
 }
 
 # Fixture name -> job (or jobs: one per parameter of a parametrized fixture); a test that (transitively)
@@ -94,6 +95,7 @@ FIXTURES: dict[str, str | tuple[str, ...]] = {
     "golden_focus_round_trip": "golden_focus_round_trip",
     "cost_month_steps": "cost_months",
     "upgrade": "history_new_columns",
+    "reach_steps": "cost_months_reach",
 }
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import prefetch
 from tests.dbt.ledger_nodes import change, copy_ledger, query, rebuilt_periods, run_models
 
 MODEL = "int_workload_cost_lines"
@@ -65,10 +66,11 @@ def _state(ledger: Path) -> dict:
                 ledger, f"select day from intermediate.{MODEL}__day_digests order by day")]}
 
 
-@pytest.fixture(scope="module")
-def steps(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
+def build_steps(root: Path, sample_run: dict) -> dict:
+    """The crossing run and each step, built as a night and as a full rebuild (a tests/prefetch.py job, after the
+    sample refresh)."""
     assert sample_run["ok"], sample_run["reason"]
-    base = tmp_path_factory.mktemp("cost_months_reach")
+    base = root
     nightly = copy_ledger(sample_run["home"], base / "nightly")
     change(nightly, CROSSING_RUN)
     run_models(nightly, [MODEL], "--full-refresh")
@@ -82,8 +84,13 @@ def steps(sample_run: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     return out
 
 
-def test_the_crossing_run_is_priced_in_march(steps: dict) -> None:
-    first = steps["first"]
+@pytest.fixture(scope="module")
+def reach_steps(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return prefetch.result("cost_months_reach", tmp_path_factory)
+
+
+def test_the_crossing_run_is_priced_in_march(reach_steps: dict) -> None:
+    first = reach_steps["first"]
     assert sorted(first["months"]) == ["2025-03-01", "2025-04-01"]
     # chat-ft-llama8b has no sample run in March: the crossing run makes it active on 1 day of 31 there,
     # so March carries its registry estimates prorated so (storage, network)
@@ -99,9 +106,9 @@ def test_the_crossing_run_is_priced_in_march(steps: dict) -> None:
     ("restated_away", "inside_the_run", ["2025-03-01", "2025-04-01"]),
 ])
 def test_a_later_change_rebuilds_the_month_of_a_run_only_on_a_day_it_reaches(
-        steps: dict, name: str, previous: str, months: list[str]) -> None:
-    before = steps[previous] if previous == "first" else steps[previous]["nightly"]
-    step = steps[name]
+        reach_steps: dict, name: str, previous: str, months: list[str]) -> None:
+    before = reach_steps[previous] if previous == "first" else reach_steps[previous]["nightly"]
+    step = reach_steps[name]
     assert rebuilt_periods(before["months"], step["nightly"]["months"]) == months
     assert step["nightly"]["rows"] == step["full"]["rows"]
     assert step["nightly"]["stored_days"] == step["full"]["stored_days"]
