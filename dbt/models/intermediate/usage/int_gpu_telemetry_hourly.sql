@@ -4,7 +4,7 @@
     partition_by=gpu_ledger.day_partition_by('sample_date'),
     unique_key='sample_date',
     on_schema_change='append_new_columns',
-    pre_hook=[{"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_gpu_telemetry_hourly_history_key'), [('x_built_at', 'timestamp'), ('x_first_of_gpu_hour', 'boolean')]) }}", "transaction": false}]
+    pre_hook=[{"sql": "{{ gpu_ledger.clear_when_history_changed(ref('int_gpu_telemetry_hourly_history_key'), [('x_built_at', 'timestamp')]) }}", "transaction": false}]
 ) }}
 -- GPU telemetry per GPU (or MIG instance) x UTC hour: the 1-minute samples folded to the hour, so
 -- int_gpu_usage_hourly never reads the biggest raw table. Grain: gpu_uuid x mig_instance_id x hour_start.

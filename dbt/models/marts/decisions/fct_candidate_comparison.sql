@@ -140,6 +140,15 @@ production_concurrency as (
     select workload_id, cast(coalesce(concurrency, 1) as integer) as sessions from workloads
 ),
 
+demand_month_hours as (
+    -- The GPU bill hours of each workload's demand month: today's shape and how many of it ran at once.
+    select mapped.*
+    from {{ ref('int_gpu_billing_hours_mapped') }} as mapped
+    inner join demand
+        on demand.workload_id = mapped.workload_id
+        and cast(date_trunc('month', mapped.hour_start) as date) = demand.today_period
+),
+
 billed_shapes as (
     -- Today's own instances: the GPU instance type billed most hours to the workload in its demand
     -- month, how many ran at once, and the effective rate it was billed per instance-hour.
@@ -148,27 +157,20 @@ billed_shapes as (
            -- Summed in DECIMAL: a DOUBLE sum depends on the order threads add in, and billed_hours is
            -- rounded to 2 decimals downstream (548.97 vs 548.98 between two builds of the same data).
            cast(sum(cast(mapped.billed_gpu_hours / mapped.gpu_count as decimal(38, 12))) as double) as instance_hours
-    from {{ ref('int_gpu_billing_hours_mapped') }} as mapped
-    inner join demand
-        on demand.workload_id = mapped.workload_id
-        and cast(date_trunc('month', mapped.hour_start) as date) = demand.today_period
+    from demand_month_hours as mapped
     where mapped.gpu_model is not null and mapped.gpu_count >= 1 and mapped.instance_type is not null
     group by mapped.workload_id, mapped.provider, mapped.instance_type, mapped.gpu_model
 ),
 
 billed_concurrent as (
-    -- How many instances ran at once in an hour of the demand month: the month billed_shapes and billed_cost
+    -- How many instances ran at once in an hour of the demand month, the month billed_shapes and billed_cost
     -- read. A peak of another month (two instances in March, one in April) made today's shape two instances
     -- billed every hour of April, twice the run-rate it is tested against.
     select mapped.workload_id, mapped.instance_type, max(instances_in_hour) as instances
     from (
-        select mapped.workload_id, mapped.instance_type, mapped.hour_start,
-               count(distinct mapped.resource_id) as instances_in_hour
-        from {{ ref('int_gpu_billing_hours_mapped') }} as mapped
-        inner join demand
-            on demand.workload_id = mapped.workload_id
-            and cast(date_trunc('month', mapped.hour_start) as date) = demand.today_period
-        group by mapped.workload_id, mapped.instance_type, mapped.hour_start
+        select workload_id, instance_type, hour_start, count(distinct resource_id) as instances_in_hour
+        from demand_month_hours
+        group by workload_id, instance_type, hour_start
     ) as mapped
     group by mapped.workload_id, mapped.instance_type
 ),
