@@ -39,6 +39,22 @@ TMP_MARK = ".tmp-"
 ROW_GROUP_ROWS = 122_880
 COMPRESSION = "snappy"  # zstd files are 25 % smaller but cost 20 % more to write; reads are alike
 CONSTANT_STRINGS = ("_file_hash", "_source_file", "_format")  # one value per landed file
+# Columns whose values are (nearly) all distinct, so a dictionary page never pays: the line number, an
+# energy counter (it only grows) and a power reading (continuous). pyarrow builds a dictionary for every
+# column by default and falls back to plain only once it is full; without these three, and with the min/max
+# statistics kept only where readers prune (not strings: `in_days` and the file-hash scans prune on times,
+# numbers and the per-file dictionaries), a 1.44M-row DCGM day wrote in 0.43 s instead of 0.61 s, 30.0
+# instead of 32.9 MB, and aggregated as fast (0.08 s either way).
+NO_DICTIONARY = frozenset({"_source_line", "energy_mj", "power_w"})
+
+
+def parquet_options(schema: pa.Schema) -> dict[str, object]:
+    """The writer options of every raw Parquet file of `schema` (pq.ParquetWriter / pq.write_table)."""
+    return {
+        "compression": COMPRESSION,
+        "use_dictionary": [f.name for f in schema if f.name not in NO_DICTIONARY],
+        "write_statistics": [f.name for f in schema if not (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))],
+    }
 
 
 def _q(name: str) -> str:
@@ -123,8 +139,8 @@ def _move_native_rows(con: duckdb.DuckDBPyConnection, table: str, folder: Path) 
     for file_hash in hashes:
         data = con.execute(f"select * from raw.{_q(table)} where _file_hash = ?", [file_hash]).to_arrow_table()
         tmp = folder / f"{file_hash}.parquet{TMP_MARK}{os.getpid()}"
-        pq.write_table(data.select(schema.names).cast(schema), tmp, compression=COMPRESSION,
-                       row_group_size=ROW_GROUP_ROWS)
+        pq.write_table(data.select(schema.names).cast(schema), tmp, row_group_size=ROW_GROUP_ROWS,
+                       **parquet_options(schema))
         os.replace(tmp, folder / f"{file_hash}.parquet")
     con.execute(f"drop table raw.{_q(table)}")
 
@@ -188,7 +204,7 @@ class FileTableLoad:
         if data.num_rows == 0:
             return 0
         if self.writer is None:
-            self.writer = pq.ParquetWriter(self.tmp, self.schema, compression=COMPRESSION)
+            self.writer = pq.ParquetWriter(self.tmp, self.schema, **parquet_options(self.schema))
         self.writer.write_table(self._shaped(data), row_group_size=ROW_GROUP_ROWS)
         self.rows += data.num_rows
         return data.num_rows
@@ -201,7 +217,7 @@ class FileTableLoad:
             return
         fixed = self.tmp.with_name(self.tmp.name + "-fixed")
         rows = 0
-        with pq.ParquetWriter(fixed, self.schema, compression=COMPRESSION) as out:
+        with pq.ParquetWriter(fixed, self.schema, **parquet_options(self.schema)) as out:
             for batch in pq.ParquetFile(self.tmp).iter_batches(batch_size=ROW_GROUP_ROWS):
                 table = correct_lines(pa.Table.from_batches([batch]), drop_lines, rejected_lines)
                 rows += table.num_rows

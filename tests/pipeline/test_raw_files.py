@@ -60,6 +60,28 @@ def test_replace_per_landed_file(tmp_path: Path) -> None:
     assert _files(db) == ["_empty.parquet", f"{HASH_A}.parquet"]
 
 
+def test_parts_keep_the_statistics_scans_prune_on(tmp_path: Path) -> None:
+    """A day's scan prunes row groups on sampled_at and a file's on _file_hash (dbt's incremental days);
+    those keep min/max. Strings do not (computing them was most of the cost of statistics), and the
+    line number, always distinct, is written plain rather than as a dictionary that never pays."""
+    import pyarrow.parquet as pq
+
+    db = tmp_path / "ledger.duckdb"
+    con = duckdb.connect(str(db))
+    _load(con, HASH_A, 100, 200, 300)
+    meta = pq.ParquetFile(db.with_suffix(".raw") / "gpu_samples" / f"{HASH_A}.parquet").metadata.row_group(0)
+    columns = {meta.column(i).path_in_schema: meta.column(i) for i in range(meta.num_columns)}
+    for name in ("sampled_at", "_file_hash", "_loaded_at", "power_w", "_source_line"):
+        assert columns[name].statistics is not None and columns[name].statistics.has_min_max, name
+    assert columns["sampled_at"].statistics.min == datetime(2026, 1, 1)
+    for name in ("host", "gpu_uuid", "source_format"):
+        assert columns[name].statistics is None or not columns[name].statistics.has_min_max, name
+    for name in ("_source_line", "power_w"):
+        assert "RLE_DICTIONARY" not in columns[name].encodings and "PLAIN_DICTIONARY" not in columns[name].encodings
+    assert "RLE_DICTIONARY" in columns["gpu_uuid"].encodings  # repeated labels keep their dictionary
+    assert _rows(con) == [("a", "a.csv", 2, 100.0), ("a", "a.csv", 3, 200.0), ("a", "a.csv", 4, 300.0)]
+
+
 def test_view_has_the_contract_types(tmp_path: Path) -> None:
     con = duckdb.connect(str(tmp_path / "ledger.duckdb"))
     ensure_all_raw_tables(con)
