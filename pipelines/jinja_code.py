@@ -11,16 +11,30 @@ node SQL the way dbt does (`dbt_common.clients.jinja.get_environment()`), so tha
 (pipelines/dbt_warm.py, the test session's tests/dbt_server.py) does it before its command comes.
 Jinja's own `bytecode_cache` would not serve: it caches templates loaded through a loader, and dbt
 compiles every template from a string (`Environment.from_string`).
+
+What `precompile` compiles is also kept on disk beside the manifest (`CODE_FILE`, Python's marshal format),
+keyed by a digest of the source, the settings, the Python build and Jinja's version: a refresh's warm dbt
+worker then loads the project's ~1,000 code objects in ~0.01 CPU s instead of compiling them in ~1.2-1.4,
+while the refresh's own process needs both cores for its imports and parsing. A source not in the file
+(the project changed, another Python or Jinja) is compiled and the file written again; a file that does
+not load is ignored. The file holds code that runs, like the manifest and the project beside it: it is
+written only by this module, into the project's own target folder.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import marshal
+import os
+import sys
 from pathlib import Path
 from types import CodeType
 from typing import Any
 
 _CODE: dict[tuple, CodeType] = {}
+CODE_FILE = "jinja_code.marshal"  # beside the manifest precompile reads
 
 
 def _settings(env: Any) -> tuple:
@@ -30,6 +44,43 @@ def _settings(env: Any) -> tuple:
             env.block_end_string, env.variable_start_string, env.variable_end_string, env.comment_start_string,
             env.comment_end_string, env.line_statement_prefix, env.line_comment_prefix, env.trim_blocks,
             env.lstrip_blocks, env.newline_sequence, env.keep_trailing_newline)
+
+
+def _stable(value: Any) -> str:
+    """A text for one of `_settings`' values that is the same in every process (no object ids)."""
+    if isinstance(value, type) or callable(value):
+        return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', type(value).__qualname__)}"
+    if isinstance(value, (set, frozenset)):
+        return repr(sorted(map(str, value)))
+    if isinstance(value, tuple):
+        return "(" + ",".join(_stable(v) for v in value) + ")"
+    return repr(value)
+
+
+def _disk_key(settings: str, source: str) -> str:
+    import jinja2
+
+    text = f"{sys.version}\0{jinja2.__version__}\0{settings}\0{source}"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _read_code_file(path: Path) -> dict[str, CodeType]:
+    try:
+        stored = marshal.loads(path.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return {}
+    if not isinstance(stored, dict):
+        return {}
+    return {k: v for k, v in stored.items() if isinstance(k, str) and isinstance(v, CodeType)}
+
+
+def _write_code_file(path: Path, codes: dict[str, CodeType]) -> None:
+    """Atomically (a temporary file renamed over it): another process reads the old file or the new one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(OSError):
+        tmp.write_bytes(marshal.dumps(codes))
+        os.replace(tmp, path)
+    tmp.unlink(missing_ok=True)
 
 
 def cache_jinja_code() -> None:
@@ -56,8 +107,9 @@ def cache_jinja_code() -> None:
 
 
 def precompile(manifest: Path) -> int:
-    """Compile the macros and node SQL of the dbt manifest at `manifest` into the cache; how many. A source
-    Jinja cannot compile is left to the command that uses it (which reports it as dbt does)."""
+    """Compile the macros and node SQL of the dbt manifest at `manifest` into the cache, taking the code
+    kept in `CODE_FILE` beside it where it has a source's; how many. A source Jinja cannot compile is left
+    to the command that uses it (which reports it as dbt does)."""
     import jinja2
     from dbt_common.clients.jinja import get_environment
 
@@ -69,13 +121,28 @@ def precompile(manifest: Path) -> int:
     env = get_environment(None, capture_macros=False)
     sources = [m.get("macro_sql") for m in data.get("macros", {}).values()]
     sources += [n.get("raw_code") for n in data.get("nodes", {}).values()]
+    code_file = manifest.with_name(CODE_FILE)
+    stored = _read_code_file(code_file)
+    settings = _settings(env)
+    stable = _stable(settings)
+    kept: dict[str, CodeType] = {}
     done = 0
     for source in sources:
         if not source:
             continue
-        try:
-            env.compile(source)
-            done += 1
-        except jinja2.TemplateError:
-            pass
+        key = _disk_key(stable, source)
+        code = stored.get(key)
+        if code is not None:
+            # the key Environment.from_string -> compile(source) looks up (name, filename None; no defer)
+            _CODE.setdefault((settings, source, None, None, False), code)
+        else:
+            try:
+                env.compile(source)
+            except jinja2.TemplateError:
+                continue
+            code = _CODE[(settings, source, None, None, False)]
+        kept[key] = code
+        done += 1
+    if kept.keys() != stored.keys():  # a source new or gone since the file was written
+        _write_code_file(code_file, kept)
     return done

@@ -64,3 +64,47 @@ def test_the_project_precompiles_and_dbt_then_compiles_nothing_new(cached: dict)
     column_constraints = macros["macro.gpu_ledger.test_column_constraints"]["macro_sql"]
     get_template(column_constraints, {}, None)  # how dbt compiles a macro it calls
     assert len(cached) == entries
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The cache installed over a Jinja compile that records every source it really compiles."""
+    compiled: list[str] = []
+    original = jinja2.Environment.compile
+
+    def counting(self, source, name=None, filename=None, raw=False, defer_init=False):  # noqa: ANN001
+        compiled.append(source)
+        return original(self, source, name, filename, raw, defer_init)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", counting)
+    monkeypatch.setattr(jinja_code, "_CODE", {})
+    jinja_code.cache_jinja_code()
+    return compiled
+
+
+def test_a_new_process_takes_the_projects_code_from_the_file(counted: list[str], tmp_path, monkeypatch) -> None:
+    require_manifest()
+    manifest = tmp_path / "manifest.json"
+    manifest.write_bytes(MANIFEST.read_bytes())
+    done = jinja_code.precompile(manifest)
+    assert len(counted) > 700 and (tmp_path / jinja_code.CODE_FILE).is_file()
+    macro = json.loads(manifest.read_bytes())["macros"]["macro.gpu_ledger.decimal_text"]["macro_sql"]
+    fresh = get_template(macro, {}, None).module.dbt_macro__decimal_text("amount_2026")
+    # what a new process has: an empty cache; every source now comes from the file, none is compiled
+    monkeypatch.setattr(jinja_code, "_CODE", {})
+    counted.clear()
+    assert jinja_code.precompile(manifest) == done
+    assert counted == []
+    loaded = get_template(macro, {}, None).module.dbt_macro__decimal_text("amount_2026")
+    assert counted == [] and str(loaded) == str(fresh) and "amount_2026" in str(loaded)
+
+
+def test_a_file_that_does_not_load_is_compiled_again_and_replaced(counted: list[str], tmp_path) -> None:
+    require_manifest()
+    manifest = tmp_path / "manifest.json"
+    manifest.write_bytes(MANIFEST.read_bytes())
+    code_file = tmp_path / jinja_code.CODE_FILE
+    code_file.write_bytes(b"\x00 not marshal")
+    done = jinja_code.precompile(manifest)
+    assert done > 700 and len(counted) > 700  # every distinct source compiled, as without a file
+    assert len(jinja_code._read_code_file(code_file)) == len(counted)  # and the file written anew
