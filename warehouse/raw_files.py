@@ -53,7 +53,8 @@ def parquet_options(schema: pa.Schema) -> dict[str, object]:
     return {
         "compression": COMPRESSION,
         "use_dictionary": [f.name for f in schema if f.name not in NO_DICTIONARY],
-        "write_statistics": [f.name for f in schema if not (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))],
+        "write_statistics": [f.name for f in schema
+                             if not (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))],
     }
 
 
