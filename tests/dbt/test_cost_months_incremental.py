@@ -130,11 +130,10 @@ def _state(ledger: Path) -> dict:
     return out
 
 
-def build_steps(root: Path, sample_run: dict) -> dict:
+def build_steps(base: Path, sample_run: dict) -> dict:
     """The three changes below, each built as a night and as a full rebuild (a tests/prefetch.py job, after the
     sample refresh: a lane worker builds it while the session runs other tests)."""
     assert sample_run["ok"], sample_run["reason"]
-    base = root
     nightly = copy_ledger(sample_run["home"], base / "nightly")
     serving = base / "serving.duckdb"
     shutil.copy(sample_run["home"] / "serving.duckdb", serving)
@@ -214,7 +213,8 @@ def test_a_request_restated_away_rebuilds_its_month_without_it(cost_month_steps:
     after = step["nightly"]
     lines = after["int_workload_cost_lines"]
     assert rebuilt_periods(before["int_workload_cost_lines"]["months"], lines["months"]) == ["2025-03-01"]
-    assert lines["months"]["2025-03-01"][0] == cost_month_steps["first"]["int_workload_cost_lines"]["months"]["2025-03-01"][0]
+    first = cost_month_steps["first"]["int_workload_cost_lines"]["months"]
+    assert lines["months"]["2025-03-01"][0] == first["2025-03-01"][0]
     assert after["late_lines"] == []
     _check_full(step, ["2025-03-01"])
 

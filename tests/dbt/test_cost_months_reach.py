@@ -66,11 +66,10 @@ def _state(ledger: Path) -> dict:
                 ledger, f"select day from intermediate.{MODEL}__day_digests order by day")]}
 
 
-def build_steps(root: Path, sample_run: dict) -> dict:
+def build_steps(base: Path, sample_run: dict) -> dict:
     """The crossing run and each step, built as a night and as a full rebuild (a tests/prefetch.py job, after the
     sample refresh)."""
     assert sample_run["ok"], sample_run["reason"]
-    base = root
     nightly = copy_ledger(sample_run["home"], base / "nightly")
     change(nightly, CROSSING_RUN)
     run_models(nightly, [MODEL], "--full-refresh")
