@@ -101,16 +101,15 @@ def execute_refresh(
 
 def _refresh_locked(paths: Home, inputs: Path, **options: Any) -> tuple[bool, str, str]:
     from pipelines.dbt_warm import warm_dbt
-    from pipelines.outcome import record_no_new_data
+    from pipelines.outcome import early_outcome
     from pipelines.refresh_state import plan_refresh
 
     # Before Dagster and dbt are imported: a night without new data ends here, in about a second.
     forced = bool(options["full_refresh"] or options["backfill_from"] or options["backfill_to"])
     since = time.monotonic()  # the profile's total runs from here (pipelines/profile.py)
     plan = plan_refresh(paths.root, inputs, options["engine"], forced=forced)
-    if plan.skip:
-        record_no_new_data(paths.root, plan.last, plan.seconds)
-        return True, str(plan.last.get("built_run_id") or plan.last.get("run_id")), ""
+    if (ended := early_outcome(paths.root, plan)) is not None:  # no new data, or a landing folder not writable
+        return ended
     # dbt's process start (imports, schemas) runs from now on the other core, beside what precedes the build.
     with warm_dbt(paths.root, paths.dbt_target, paths.logs / "dbt-warm.log"):
         return _build(paths, inputs, plan, since=since, **options)
@@ -315,7 +314,7 @@ def status(home: Path | None = typer.Option(None, help="warehouse home")) -> Non
         console.print("no refresh has finished in this home yet")
     else:
         colour = "green" if last["ok"] else "red"
-        run = "" if last.get("no_new_data") else f" (run {last['run_id']})"  # no new data: no run of its own
+        run = f" (run {last['run_id']})" if last.get("run_id") and not last.get("no_new_data") else ""
         console.print(f"last finished refresh: [{colour}]{'ok' if last['ok'] else 'FAILED'}[/{colour}] "
                       f"at {last['finished_at']}{run}: {last['message']}")
     pub = serving.publication(paths.serving_db)

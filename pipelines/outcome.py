@@ -7,6 +7,7 @@ the success and failure records have one shape and one author.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -90,6 +91,20 @@ def record_no_new_data(home: Path, last: dict[str, Any], seconds: float) -> str:
                  {**kept, "no_new_data": True, "attempt": attempt,
                   "profile": {"stages_s": {"no-new-data check": round(seconds, 2)}, "total_s": round(seconds, 2)}})
     return message
+
+
+def early_outcome(home: Path, plan: Any) -> tuple[bool, str, str] | None:
+    """The result of a refresh that ends at its plan (pipelines/refresh_state.py), before any run: no new data
+    (the last build's run id, recorded as such), or a landing folder that could not be written (recorded as a
+    failure without a run, when the disk still takes the status file). None: the refresh runs."""
+    if plan.failure:
+        with contextlib.suppress(OSError):  # the same full disk may refuse the status file as well
+            record_failure(home, "", plan.failure)
+        return False, "", plan.failure
+    if plan.skip:
+        record_no_new_data(home, plan.last, plan.seconds)
+        return True, str(plan.last.get("built_run_id") or plan.last.get("run_id")), ""
+    return None
 
 
 def record_failure(home: Path, run_id: str, reason: str, profile: dict | None = None) -> None:

@@ -33,6 +33,7 @@ import yaml
 from sources.catalog import FAMILIES
 from warehouse.home import REPO_ROOT, Home
 from warehouse.landing import land_inputs
+from warehouse.landing_io import LandingWriteError
 from warehouse.status import read_status
 
 STATE_KEY = "built_from"
@@ -129,12 +130,13 @@ class Plan:
     """What a refresh does: nothing (`skip`), every asset (`families` None) or what `families` affect;
     `tables`: per changed family, the raw tables its new files write (pipelines/changed_sources.py)."""
 
-    state: RefreshState
+    state: RefreshState | None
     last: dict[str, Any]
     skip: bool
     families: list[str] | None
     seconds: float
     tables: dict[str, list[str] | None] = field(default_factory=dict)
+    failure: str = ""  # the landing folder could not be written: the refresh ends here, nothing refused
 
 
 def plan_refresh(home: Path, inputs_dir: Path, engine: str, *, forced: bool) -> Plan:
@@ -146,7 +148,11 @@ def plan_refresh(home: Path, inputs_dir: Path, engine: str, *, forced: bool) -> 
 
     began = time.monotonic()
     paths = Home(home)
-    state = current_state(home, inputs_dir, engine)
+    try:
+        state = current_state(home, inputs_dir, engine)
+    except LandingWriteError as exc:  # the home's own disk failed, not an input
+        return Plan(None, {}, False, None, time.monotonic() - began, failure=f"{exc}; no input was refused, "
+                    "the next refresh lands them")
     last = read_status(home) or {}
     base = None if forced or not last.get("ok") or attempt_state(last) not in ("finished", "none") \
         or not (paths.serving_db.exists() and paths.ledger_db.exists()) else last.get(STATE_KEY)

@@ -24,13 +24,11 @@ characters replaced): the manifest, the hash cache and everything loaded from th
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import itertools
 import json
 import os
 import re
-import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -38,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sources.secrets import scrub_name
+from warehouse.landing_io import landing_copy, open_nofollow, sha256_of, writing
 
 MANIFEST = "manifest.jsonl"
 HASH_CACHE = "landing_hashes.json"  # in the home, beside landing/
@@ -65,24 +64,6 @@ class LandedFile:
     observed_at: str
     http_status: int | None = None
     refused: str | None = None  # why the input was not landed (nothing in landed_path); loaded as a reject
-
-
-def _open_nofollow(path: Path):
-    """Open for reading, refusing a symbolic link: a file swapped for a link after the scan fails
-    here (ELOOP) instead of being read through the link; a FIFO put there opens without blocking."""
-    return os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)), "rb")
-
-
-def sha256_of(path: Path, copy_to: Path | None = None) -> str:
-    """Streaming sha256 of a file; with `copy_to`, the bytes are written there as they are hashed
-    (one read of the file lands it: `land_inputs`)."""
-    digest = hashlib.sha256()
-    with _open_nofollow(path) as fh, (open(copy_to, "wb") if copy_to else contextlib.nullcontext()) as out:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-            if out is not None:
-                out.write(chunk)
-    return digest.hexdigest()
 
 
 def _stat_key(st: os.stat_result) -> list[int]:
@@ -123,7 +104,8 @@ class HashCache:
         if stage_in is None:
             digest = sha256_of(src)
         else:
-            stage_in.mkdir(parents=True, exist_ok=True)
+            with writing(stage_in, src.name):
+                stage_in.mkdir(parents=True, exist_ok=True)
             staged = staged_path(stage_in, src)
             try:
                 digest = sha256_of(src, copy_to=staged)
@@ -176,8 +158,9 @@ class HashCache:
         if not self.changed:
             return
         tmp = self.path.with_name(self.path.name + ".part")
-        tmp.write_text(json.dumps(self.entries, sort_keys=True))
-        tmp.replace(self.path)
+        with writing(self.path, "the hash cache"):
+            tmp.write_text(json.dumps(self.entries, sort_keys=True))
+            tmp.replace(self.path)
         self.changed = False
 
 
@@ -229,23 +212,28 @@ def land_file(
             staged.unlink(missing_ok=True)
         return known[(family, digest)], False
     target_dir = landing_dir / family
-    target_dir.mkdir(parents=True, exist_ok=True)
     target = target_dir / f"{digest}{_safe_ext(src.name)}"
+    with writing(target_dir, src.name):
+        target_dir.mkdir(parents=True, exist_ok=True)
     st = os.stat(src, follow_symlinks=False)
     if staged is not None:
         if target.exists():  # the bytes are landed already (a manifest row lost or rewritten)
             staged.unlink(missing_ok=True)
         else:
-            staged.replace(target)  # copied while it was hashed: no second read
+            with writing(target, src.name):
+                staged.replace(target)  # copied while it was hashed: no second read
     elif not target.exists():
         tmp = target.with_suffix(target.suffix + ".part")
-        with _open_nofollow(src) as fin, open(tmp, "wb") as fout:
-            shutil.copyfileobj(fin, fout, 1 << 20)
-        tmp.replace(target)
+        with open_nofollow(src) as fin, landing_copy(tmp, src.name) as write:
+            for chunk in iter(lambda: fin.read(1 << 20), b""):
+                write(chunk)
+        with writing(target, src.name):
+            tmp.replace(target)
     if target.exists() and st.st_mtime_ns != target.stat().st_mtime_ns:
         # Stored as received, modification time included: a parser that has nothing else to order an
         # undated file's versions by reads the same time on every landing of the same input.
-        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+        with writing(target, src.name):
+            os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
     stamp = (observed_at or datetime.fromtimestamp(st.st_mtime, tz=UTC)).astimezone(UTC)
     row = LandedFile(
         sha256=digest, family=family, original_name=scrub_name(src.name),
@@ -256,7 +244,7 @@ def land_file(
 
 
 def _append(landing_dir: Path, row: LandedFile, known: dict[tuple[str, str], LandedFile]) -> LandedFile:
-    with open(landing_dir / MANIFEST, "a", encoding="utf-8") as fh:
+    with writing(landing_dir / MANIFEST, row.original_name), open(landing_dir / MANIFEST, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(asdict(row), sort_keys=True) + "\n")
     known[(row.family, row.sha256)] = row
     return row
@@ -341,7 +329,9 @@ def land_inputs(inputs_dir: Path, landing_dir: Path, families: tuple[str, ...],
     Each byte is read once: an input whose sha256 is not in the hash cache is copied into the
     landing folder while it is hashed, then renamed to its hash (or dropped when those bytes are
     landed already); a cached one is not read at all. `contents` (when given) receives, per family,
-    the sorted sha256 of its files and its refusals: what `pipelines/refresh_state.py` compares."""
+    the sorted sha256 of its files and its refusals: what `pipelines/refresh_state.py` compares.
+    An input that cannot be read is refused; a landing folder that cannot be written raises
+    `LandingWriteError` (warehouse/landing_io.py) and refuses nothing."""
     landing_dir.mkdir(parents=True, exist_ok=True)
     known = {(f.family, f.sha256): f for f in read_manifest(landing_dir)}
     hashes = HashCache(landing_dir)

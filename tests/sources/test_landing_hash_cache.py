@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from warehouse import landing
+from warehouse import landing, landing_io
 from warehouse.landing import HASH_CACHE, land_inputs, read_manifest
 
 
@@ -157,13 +157,14 @@ def test_a_new_file_is_read_once_to_hash_and_land_it(tmp_path: Path, monkeypatch
     """Each input opened once: hashed while copied into the landing folder (no second read to copy),
     and an input whose bytes are landed already leaves no copy behind."""
     opened: list[str] = []
-    real = landing._open_nofollow
+    real = landing_io.open_nofollow
 
     def counting(path: Path):
         opened.append(Path(path).name)
         return real(path)
 
-    monkeypatch.setattr(landing, "_open_nofollow", counting)
+    monkeypatch.setattr(landing_io, "open_nofollow", counting)  # the hash while copying (sha256_of)
+    monkeypatch.setattr(landing, "open_nofollow", counting)  # a copy made after the hash (land_file)
     inputs, landing_dir = _inputs(tmp_path), tmp_path / "home" / "landing"
     (inputs / "usage" / "b_again.csv").write_bytes((inputs / "usage" / "b.csv").read_bytes())  # same bytes
     assert land_inputs(inputs, landing_dir, ("usage",)) == (3, 2)
