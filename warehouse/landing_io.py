@@ -47,7 +47,7 @@ def landing_copy(path: Path | None, name: str) -> Iterator[Callable[[bytes], obj
         yield len
         return
     with writing(path, name):
-        out = open(path, "wb")  # noqa: SIM115 - closed below, apart from the write errors
+        out = open(path, "wb")  # noqa: SIM115 - closed below, also when a write fails
 
     def write(chunk: bytes) -> None:
         with writing(path, name):
