@@ -78,12 +78,11 @@
 {% macro default__day_incremental_strategy() -%}{{ return('ordered_delete_insert') }}{%- endmacro %}
 {#- dbt's delete+insert, the rows inserted in the order of the model's day or month key (`unique_key`).
    A run that rebuilds many days (a first incremental pass, a changed history key, a backfill) then writes
-   each day's rows next to each other (the first build and --full-refresh too: macros/ordered_first_build.sql),
-   so a later night that replaces a day or a month deletes row groups of its own instead of rows spread over
-   every row group of the table, which DuckDB's checkpoint then rewrote to reclaim them. On the 365-day
-   fleet-256 ledger, replacing the last month and checkpointing: int_focus_export_rows 4.67 s as built against
-   0.58 s with the rows in key order, int_workload_cost_lines 0.72 against 0.18, int_chargeback_lines 0.51
-   against 0.11. -#}
+   each day's rows next to each other, so a later night that replaces a day or a month deletes row groups
+   of its own instead of rows spread over every row group of the table, which DuckDB's checkpoint then
+   rewrote to reclaim them. On the 365-day fleet-256 ledger, replacing the last month and checkpointing:
+   int_focus_export_rows 4.67 s as built against 0.58 s with the rows in key order, int_workload_cost_lines
+   0.72 against 0.18, int_chargeback_lines 0.51 against 0.11. -#}
 {% macro get_incremental_ordered_delete_insert_sql(arg_dict) -%}
     {{ get_incremental_delete_insert_sql(arg_dict) }}
     {%- if arg_dict['unique_key'] is string %}

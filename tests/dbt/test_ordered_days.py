@@ -1,7 +1,6 @@
 """Incremental models rebuilt over many days write their rows in the order of their day key (the
-`ordered_delete_insert` strategy, dbt/macros/incremental_days.sql), and so do their first build and a
-`--full-refresh` (dbt/macros/ordered_first_build.sql), so that a later night replacing a day or a month
-deletes row groups of its own and DuckDB's checkpoint has nothing spread to compact."""
+`ordered_delete_insert` strategy, dbt/macros/incremental_days.sql), so that a later night replacing a day
+or a month deletes row groups of its own and DuckDB's checkpoint has nothing spread to compact."""
 
 from __future__ import annotations
 
@@ -13,9 +12,6 @@ from tests.dbt.ledger_nodes import change, copy_ledger, query, run_models
 
 # model -> its day key (unique_key)
 MODELS = {"int_gpu_usage_hourly": "usage_date", "int_api_requests_allocated": "x_request_day"}
-# Built in full (a first build's `create table as`): day keys and a month key (int_chargeback_lines)
-FULL_BUILD = {"int_focus_export_rows": "x_charge_day", "int_gpu_telemetry_hourly": "sample_date",
-              "int_gpu_jobs_attributed": "x_job_day", "int_chargeback_lines": "billing_period_start"}
 
 
 def _out_of_order(ledger: Path, model: str, key: str) -> tuple[int, int, int]:
@@ -23,19 +19,6 @@ def _out_of_order(ledger: Path, model: str, key: str) -> tuple[int, int, int]:
     return query(ledger, f"select count(*), count(distinct {key}), count(*) filter (where {key} < previous) "
                          f"from (select {key}, lag({key}) over (order by rowid) as previous "
                          f"from intermediate.{model})")[0]
-
-
-@pytest.mark.e2e
-def test_a_full_build_writes_its_rows_in_key_order(sample_run: dict, tmp_path: Path) -> None:
-    assert sample_run["ok"], sample_run["reason"]
-    ledger = copy_ledger(sample_run["home"], tmp_path / "home", raw=True)
-    run_models(ledger, tuple(FULL_BUILD), "--full-refresh")
-    for model, key in FULL_BUILD.items():
-        rows, days, earlier = _out_of_order(ledger, model, key)
-        # Several days or months each, so order is not a given: built in the query's own order, the sample
-        # ledger's tables had 503, 194, 36 and 10 rows stored after a later day or month.
-        assert rows > 100 and days >= 4, (model, rows, days)
-        assert earlier == 0, (model, earlier)
 
 
 @pytest.mark.e2e
