@@ -7,7 +7,9 @@ second core sits idle during the Dagster imports, landing and parsing before it.
 therefore starts this worker as its first step (`warm_dbt`): it does that work at once, then waits
 on a socket in the home for one command. When dagster-dbt's `gpu-ledger-dbt --in HOME` starts, it
 hands its command to the worker (`pipelines/dbt_server.py`, the same wire as the test session's warm
-server), which runs exactly that command on the caller's streams and reports its exit code.
+server), which runs exactly that command on the caller's streams and reports its exit code. While it
+waits, the worker also compiles the project's Jinja (`pipelines/jinja_code.py`) and decodes the build's
+saved parse (`pipelines/dbt_preparse.py`).
 
 The worker only runs a command whose folder and environment are exactly its own (it was started
 with the environment dagster-dbt gives dbt), as a new process would have had them; any other
@@ -17,6 +19,7 @@ serves one connection, and it ends with the refresh (or when the process that st
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
 import importlib
@@ -185,6 +188,7 @@ def _serve(conn: socket.socket) -> NoReturn:
             os._exit(0)
         print(f"dbt_warm: running {request.get('args')}", file=sys.stderr, flush=True)
         sys.stdout.flush()
+        log = os.dup(2)  # the worker's log, for the line after the command (its streams become the caller's)
         for target, fd in zip((0, 1, 2), fds):
             os.dup2(fd, target)
             os.close(fd)
@@ -193,9 +197,17 @@ def _serve(conn: socket.socket) -> NoReturn:
         from pipelines.dbt_entry import run_dbt  # what `gpu-ledger-dbt` runs when nothing answers
 
         code = run_dbt(request["args"])
+        from pipelines.dbt_preparse import handed_out
+
+        os.write(log, f"dbt_warm: exit code {code}; the parse decoded ahead was {'' if handed_out() else 'not '}"
+                      "used\n".encode())
     except BaseException:  # noqa: BLE001 - reported on the caller's stderr, exit code 70
         traceback.print_exc()
     finally:
+        try:  # what a dbt process runs at exit: multiprocessing's finalizers release the manifest's semaphore
+            atexit._run_exitfuncs()
+        except BaseException:  # noqa: BLE001, S110 - the exit code is what matters now
+            pass
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -209,9 +221,19 @@ def _serve(conn: socket.socket) -> NoReturn:
         os._exit(code)
 
 
+def parse_to_decode(target_path: Path) -> Path:
+    """The saved parse the build writing to `target_path` will read: the home's own, or the project's, which
+    dagster-dbt copies into a target that has none."""
+    from pipelines.dbt_parse import MANIFEST, PARTIAL_PARSE
+
+    own = target_path / PARTIAL_PARSE
+    return own if own.is_file() else MANIFEST.parent / PARTIAL_PARSE
+
+
 def serve_once(sock: Path) -> None:
     """Warm up, then serve one connection on `sock`; return when the starting process goes away."""
     from pipelines.dbt_parse import MANIFEST
+    from pipelines.dbt_preparse import predecode
     from pipelines.jinja_code import precompile
 
     parent = os.getppid()
@@ -222,6 +244,7 @@ def serve_once(sock: Path) -> None:
     # Listening first: a command that comes while the project's Jinja compiles waits in the backlog for
     # what it would have compiled itself, instead of starting a cold dbt of its own.
     precompile(MANIFEST)
+    predecode(parse_to_decode(Path(os.environ.get("DBT_TARGET_PATH", "target"))))
     collect_less()
     while os.getppid() == parent:
         ready, _, _ = select.select([listener], [], [], 0.5)

@@ -23,7 +23,8 @@ import traceback
 from pathlib import Path
 from typing import NoReturn
 
-from pipelines.dbt_parse import MANIFEST
+from pipelines.dbt_parse import MANIFEST, PARTIAL_PARSE
+from pipelines.dbt_preparse import predecode
 from pipelines.dbt_server import INT
 from pipelines.dbt_warm import NO_CODE, collect_less, receive_request, warm_up, watch_caller
 from pipelines.jinja_code import precompile
@@ -131,6 +132,7 @@ def serve(sock: Path) -> None:
     until the parent process goes away."""
     warm_up()  # what the refresh's own worker does first (pipelines/dbt_warm.py)
     precompile(MANIFEST)  # the project's Jinja, compiled once for every child (pipelines/jinja_code.py)
+    predecode(MANIFEST.parent / PARTIAL_PARSE)  # the parse every home copies, decoded once for every child
     collect_less()  # the same collector settings as the refresh's own worker
     if threading.active_count() != 1:  # a fork copies only the forking thread: say so if others exist
         print(f"dbt_server: {threading.active_count()} threads before forking", file=sys.stderr)

@@ -5,6 +5,8 @@ in the caller as before; the worker never outlives the block that started it."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 import time
@@ -13,8 +15,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from pipelines.dbt_entry import DBT_LEDGER_VARS
+from pipelines.dbt_parse import MANIFEST, PARTIAL_PARSE, load_manifest
 from pipelines.dbt_server import ENV_VAR
-from pipelines.dbt_warm import SOCKET_NAME, dbt_env, warm_dbt
+from pipelines.dbt_warm import SOCKET_NAME, dbt_env, parse_to_decode, warm_dbt
 from tests.conftest import REPO
 from tests.pipeline.test_dbt_server import _tiny_project
 from warehouse.home import DBT_DIR
@@ -37,16 +41,31 @@ def no_session_server(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_build_command_runs_in_the_worker(no_session_server: None, tmp_path: Path) -> None:
     target, log = tmp_path / "dbt-target", tmp_path / "logs" / "dbt-warm.log"
+    target.mkdir()  # a home with the project's parse (dagster-dbt's copy): the worker decodes it ahead
+    shutil.copyfile(MANIFEST.parent / PARTIAL_PARSE, target / PARTIAL_PARSE)
     with warm_dbt(tmp_path, target, log) as proc:
         assert proc is not None
         _listening(tmp_path, proc)
-        done = subprocess.run([str(GPU_LEDGER_DBT), "--in", str(tmp_path), "--version"], env=dbt_env(target, DBT_DIR, DBT_DIR),
-                              capture_output=True, text=True, timeout=300, check=False)
+        args = ["ls", "--log-format", "text", "--vars", json.dumps(DBT_LEDGER_VARS, sort_keys=True),
+                "--resource-type", "model", "--output", "name", "--quiet"]
+        done = subprocess.run([str(GPU_LEDGER_DBT), "--in", str(tmp_path), *args],
+                              env=dbt_env(target, DBT_DIR, DBT_DIR), capture_output=True, text=True, timeout=300,
+                              check=False)
         assert done.returncode == 0, done.stderr
-        assert "Core" in done.stdout  # dbt's own output, written by the worker on the caller's stdout
+        # dbt's own output, written by the worker on the caller's stdout: every model of the project
+        models = [n["name"] for n in load_manifest()["nodes"].values() if n["resource_type"] == "model"]
+        assert sorted(done.stdout.split()) == sorted(models)
         assert proc.wait(timeout=60) == 0  # one command served: the worker is done
-    assert "dbt_warm: running ['--version']" in log.read_text()
+    text = log.read_text()
+    assert f"dbt_warm: running {args}" in text
+    assert "dbt_warm: exit code 0; the parse decoded ahead was used" in text  # pipelines/dbt_preparse.py
     assert not (tmp_path / SOCKET_NAME).exists()
+
+
+def test_the_worker_decodes_the_parse_the_build_will_read(tmp_path: Path) -> None:
+    assert parse_to_decode(tmp_path) == MANIFEST.parent / PARTIAL_PARSE  # a new home: dagster-dbt copies that
+    (tmp_path / PARTIAL_PARSE).write_bytes(b"the home's own")
+    assert parse_to_decode(tmp_path) == tmp_path / PARTIAL_PARSE
 
 
 def test_another_environment_is_refused_and_runs_in_the_caller(no_session_server: None, tmp_path: Path) -> None:
