@@ -106,7 +106,7 @@ def child(home: Path, inputs: Path) -> None:
     from pipelines.cli import execute_refresh
 
     t0, c0 = time.perf_counter(), cpu_seconds()
-    ok, _run_id, reason = execute_refresh(home, inputs)
+    ok, run_id, reason = execute_refresh(home, inputs)
     seconds, cpu = time.perf_counter() - t0, cpu_seconds() - c0
     try:  # seconds per stage, as `gpu-ledger run --profile` prints them
         profile = json.loads((home / "last_refresh.json").read_text()).get("profile", {})
@@ -114,9 +114,7 @@ def child(home: Path, inputs: Path) -> None:
         profile = {}
     nodes = dbt_node_seconds(home)
     if ok:  # a benchmark of refused inputs measures nothing: say so instead of publishing its figures
-        con = duckdb.connect(str(home / "ledger.duckdb"), read_only=True)
-        refused = con.execute("select count(*) from audit.file_loads where status = 'unreadable'").fetchone()[0]
-        con.close()
+        refused = refused_inputs(home / "ledger.duckdb", run_id)
         if refused:
             ok, reason = False, f"{refused} input files were refused as unreadable (audit.file_loads)"
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -124,6 +122,17 @@ def child(home: Path, inputs: Path) -> None:
     print(json.dumps({"ok": ok, "reason": reason, "seconds": seconds, "cpu_s": cpu, "peak_rss_mb": peak_rss_mb(),
                       "rss_own_mb": own, "rss_child_mb": largest_child, "profile": profile,
                       "dbt_nodes": nodes}))
+
+
+def refused_inputs(ledger: Path, run_id: str) -> int:
+    """Input files the run `run_id` refused as unreadable (audit.file_loads): this refresh's (or, with no new
+    data, those of the run it kept), not every refusal the home ever recorded."""
+    con = duckdb.connect(str(ledger), read_only=True)
+    try:
+        return con.execute("select count(*) from audit.file_loads where status = 'unreadable' and run_id = ?",
+                           [run_id]).fetchone()[0]
+    finally:
+        con.close()
 
 
 def dbt_node_seconds(home: Path, top: int = 8) -> dict:

@@ -20,6 +20,8 @@ from warehouse.status import now_utc, read_status, write_attempt, write_status
 if TYPE_CHECKING:  # Dagster is imported by the runs it records, not by a refresh that ends with no new data
     import dagster as dg
 
+    from pipelines.refresh_state import Plan
+
 PUBLICATION_PATH = ["serving", "publication"]
 # Kept from the refresh that last built and published, through the no-new-data refreshes after it.
 BUILT_KEYS = ("built_from", "built_run_id", "built_at")
@@ -93,7 +95,7 @@ def record_no_new_data(home: Path, last: dict[str, Any], seconds: float) -> str:
     return message
 
 
-def early_outcome(home: Path, plan: Any) -> tuple[bool, str, str] | None:
+def early_outcome(home: Path, plan: Plan) -> tuple[bool, str, str] | None:
     """The result of a refresh that ends at its plan (pipelines/refresh_state.py), before any run: no new data
     (the last build's run id, recorded as such), or a landing folder that could not be written (recorded as a
     failure without a run, when the disk still takes the status file). None: the refresh runs."""

@@ -53,3 +53,19 @@ def test_hold_back_days_holds_the_last_days_by_day(tmp_path: Path) -> None:
         ("2025-04-02", ["dcgm_2025-04-02.csv"]), ("2025-04-03", ["dcgm_2025-04-03.csv", "sacct_2025-04-03.txt"])]
     view = sorted(p.relative_to(tmp_path / "view").as_posix() for p in (tmp_path / "view").rglob("*") if p.is_file())
     assert view == ["billing/focus_2025-04.csv", "usage/dcgm_2025-04-01.csv"]
+
+
+def test_the_refused_input_gate_counts_the_runs_own_refusals(tmp_path: Path) -> None:
+    import duckdb
+
+    ledger = tmp_path / "ledger.duckdb"
+    con = duckdb.connect(str(ledger))
+    con.execute("create schema audit")
+    con.execute("create table audit.file_loads (file_hash varchar, status varchar, run_id varchar)")
+    # an earlier run refused two files (a full disk, say); the benchmarked run loaded one and refused one
+    con.execute("insert into audit.file_loads values ('a', 'unreadable', 'r1'), ('b', 'unreadable', 'r1'), "
+                "('c', 'loaded', 'r2'), ('d', 'unreadable', 'r2'), ('e', 'loaded', 'r3')")
+    con.close()
+    assert bench.refused_inputs(ledger, "r1") == 2
+    assert bench.refused_inputs(ledger, "r2") == 1
+    assert bench.refused_inputs(ledger, "r3") == 0  # the earlier refusals no longer flag a clean run
