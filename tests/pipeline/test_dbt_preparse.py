@@ -15,8 +15,6 @@ from pipelines.dbt_parse import MANIFEST, PARTIAL_PARSE
 from pipelines.dbt_preparse import _DECODED, predecode
 from warehouse.home import DBT_DIR
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def test_the_decoded_parse_goes_to_the_same_bytes_once(tmp_path: Path) -> None:
     from dbt.contracts.graph.manifest import Manifest
@@ -71,7 +69,7 @@ def test_a_dbt_command_takes_the_decoded_parse(tmp_path: Path) -> None:
     target = tmp_path / "target"
     target.mkdir()
     (target / PARTIAL_PARSE).write_bytes((MANIFEST.parent / PARTIAL_PARSE).read_bytes())
-    env = {k: v for k, v in os.environ.items() if k != "GPU_LEDGER_DBT_SERVER"}  # dbt in that process itself
+    env = {k: v for k, v in os.environ.items() if k != "GPU_LEDGER_DBT_SERVER"}  # dbt in the child itself
     done = subprocess.run([sys.executable, "-c", _LS, str(target), str(DBT_DIR),
                            json.dumps(DBT_LEDGER_VARS, sort_keys=True)],
                           cwd=tmp_path, env={**env, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"},
