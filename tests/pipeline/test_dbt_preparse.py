@@ -43,4 +43,3 @@ def test_the_decoded_parse_goes_to_the_same_bytes_once(tmp_path: Path) -> None:
     # Each Manifest holds a multiprocessing lock (a named semaphore): freed now, none is left at exit.
     del decoded, first, again, read
     gc.collect()
-
