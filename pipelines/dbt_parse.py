@@ -52,7 +52,6 @@ def _project_mtime(folders: tuple[str, ...] = ("models", "macros", "seeds", "tes
 
 
 PARTIAL_PARSE = "partial_parse.msgpack"
-PROJECT_PARSE = DBT_DIR / "target" / PARTIAL_PARSE  # the parse `gpu-ledger prepare` leaves; homes start from it
 
 
 def refresh_home_parse(target: Path) -> None:
@@ -61,16 +60,9 @@ def refresh_home_parse(target: Path) -> None:
     dbt re-parses only the nodes that call a changed macro; a model's config that a macro gives through
     `adapter.dispatch` (the incremental strategy) kept its old value in a home's partial-parse state after
     that macro changed. dagster-dbt copies the project's state only into a target that has none."""
-    project, home = PROJECT_PARSE, target / PARTIAL_PARSE
+    project, home = DBT_DIR / "target" / PARTIAL_PARSE, target / PARTIAL_PARSE
     if project.is_file() and home.is_file() and home.stat().st_mtime < project.stat().st_mtime:
         home.unlink()  # dagster-dbt copies the project's in
-
-
-def parse_to_read(target: Path) -> Path:
-    """The saved parse a dbt command writing to `target` will read: the target's own, or the project's, which
-    dagster-dbt copies into a target that has none (after `refresh_home_parse`)."""
-    own = target / PARTIAL_PARSE
-    return own if own.is_file() else PROJECT_PARSE
 
 
 def parse_manifest(force: bool = False) -> Path:
