@@ -54,15 +54,28 @@ def _project_mtime(folders: tuple[str, ...] = ("models", "macros", "seeds", "tes
 PARTIAL_PARSE = "partial_parse.msgpack"
 
 
+def project_parse() -> Path:
+    """The parse `gpu-ledger prepare` leaves in the project; homes start from it. A function, not a
+    constant: it follows `DBT_DIR` when a test points that elsewhere."""
+    return DBT_DIR / "target" / PARTIAL_PARSE
+
+
 def refresh_home_parse(target: Path) -> None:
     """Give a home's dbt target the project's parse when that is newer than the home's own (a code update).
 
     dbt re-parses only the nodes that call a changed macro; a model's config that a macro gives through
     `adapter.dispatch` (the incremental strategy) kept its old value in a home's partial-parse state after
     that macro changed. dagster-dbt copies the project's state only into a target that has none."""
-    project, home = DBT_DIR / "target" / PARTIAL_PARSE, target / PARTIAL_PARSE
+    project, home = project_parse(), target / PARTIAL_PARSE
     if project.is_file() and home.is_file() and home.stat().st_mtime < project.stat().st_mtime:
         home.unlink()  # dagster-dbt copies the project's in
+
+
+def parse_to_read(target: Path) -> Path:
+    """The saved parse a dbt command writing to `target` will read: the target's own, or the project's, which
+    dagster-dbt copies into a target that has none (after `refresh_home_parse`)."""
+    own = target / PARTIAL_PARSE
+    return own if own.is_file() else project_parse()
 
 
 def parse_manifest(force: bool = False) -> Path:

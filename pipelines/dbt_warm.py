@@ -32,7 +32,7 @@ import subprocess
 import sys
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -204,35 +204,36 @@ def _serve(conn: socket.socket) -> NoReturn:
     except BaseException:  # noqa: BLE001 - reported on the caller's stderr, exit code 70
         traceback.print_exc()
     finally:
-        try:  # what a dbt process runs at exit: multiprocessing's finalizers release the manifest's semaphore
-            atexit._run_exitfuncs()
-        except BaseException:  # noqa: BLE001, S110 - the exit code is what matters now
-            pass
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        finished.set()
+        end_command(conn, finished, code)
+
+
+def end_command(conn: socket.socket, finished: threading.Event, code: int,
+                before_reply: Callable[[], None] | None = None) -> NoReturn:
+    """End a process that ran one dbt command as a new dbt process ends: its exit functions
+    (multiprocessing's finalizers release the manifest's semaphore), its streams flushed; then
+    `before_reply`, the exit code to the caller, and exit."""
+    try:
+        atexit._run_exitfuncs()
+    except BaseException:  # noqa: BLE001, S110 - the exit code is what matters now
+        pass
+    for stream in (sys.stdout, sys.stderr):
         try:
-            conn.sendall(INT.pack(code))
-        except OSError:
+            stream.flush()
+        except (OSError, ValueError):
             pass
-        os._exit(code)
-
-
-def parse_to_decode(target_path: Path) -> Path:
-    """The saved parse the build writing to `target_path` will read: the home's own, or the project's, which
-    dagster-dbt copies into a target that has none."""
-    from pipelines.dbt_parse import MANIFEST, PARTIAL_PARSE
-
-    own = target_path / PARTIAL_PARSE
-    return own if own.is_file() else MANIFEST.parent / PARTIAL_PARSE
+    if before_reply is not None:
+        before_reply()
+    finished.set()
+    try:
+        conn.sendall(INT.pack(code))
+    except OSError:
+        pass
+    os._exit(code)
 
 
 def serve_once(sock: Path) -> None:
     """Warm up, then serve one connection on `sock`; return when the starting process goes away."""
-    from pipelines.dbt_parse import MANIFEST
+    from pipelines.dbt_parse import MANIFEST, parse_to_read
     from pipelines.dbt_preparse import predecode
     from pipelines.jinja_code import precompile
 
@@ -244,7 +245,7 @@ def serve_once(sock: Path) -> None:
     # Listening first: a command that comes while the project's Jinja compiles waits in the backlog for
     # what it would have compiled itself, instead of starting a cold dbt of its own.
     precompile(MANIFEST)
-    predecode(parse_to_decode(Path(os.environ.get("DBT_TARGET_PATH", "target"))))
+    predecode(parse_to_read(Path(os.environ.get("DBT_TARGET_PATH", "target"))))
     collect_less()
     while os.getppid() == parent:
         ready, _, _ = select.select([listener], [], [], 0.5)

@@ -10,7 +10,6 @@ write the environment (tests/test_layout.py). `python -m tests.dbt_server SOCKET
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import resource
@@ -23,10 +22,10 @@ import traceback
 from pathlib import Path
 from typing import NoReturn
 
-from pipelines.dbt_parse import MANIFEST, PARTIAL_PARSE
+from pipelines.dbt_parse import MANIFEST, project_parse
 from pipelines.dbt_preparse import predecode
 from pipelines.dbt_server import INT
-from pipelines.dbt_warm import NO_CODE, collect_less, receive_request, warm_up, watch_caller
+from pipelines.dbt_warm import NO_CODE, collect_less, end_command, receive_request, warm_up, watch_caller
 from pipelines.jinja_code import precompile
 
 
@@ -55,22 +54,7 @@ def _child(conn: socket.socket, commands: Path) -> NoReturn:
     except BaseException:  # noqa: BLE001 - reported on the caller's stderr, exit code 70
         traceback.print_exc()
     finally:
-        try:
-            atexit._run_exitfuncs()  # what a dbt process runs at exit (multiprocessing's finalizers)
-        except BaseException:  # noqa: BLE001, S110 - the exit code is what matters now
-            pass
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        _record(commands, cwd)
-        finished.set()
-        try:
-            conn.sendall(INT.pack(code))
-        except OSError:
-            pass
-        os._exit(code)
+        end_command(conn, finished, code, lambda: _record(commands, cwd))
 
 
 def _record(commands: Path, cwd: str) -> None:
@@ -132,7 +116,7 @@ def serve(sock: Path) -> None:
     until the parent process goes away."""
     warm_up()  # what the refresh's own worker does first (pipelines/dbt_warm.py)
     precompile(MANIFEST)  # the project's Jinja, compiled once for every child (pipelines/jinja_code.py)
-    predecode(MANIFEST.parent / PARTIAL_PARSE)  # the parse every home copies, decoded once for every child
+    predecode(project_parse())  # the parse every home copies, decoded once for every child
     collect_less()  # the same collector settings as the refresh's own worker
     if threading.active_count() != 1:  # a fork copies only the forking thread: say so if others exist
         print(f"dbt_server: {threading.active_count()} threads before forking", file=sys.stderr)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
-from pipelines.dbt_parse import MANIFEST, PARTIAL_PARSE
+from pipelines.dbt_parse import project_parse
 from pipelines.dbt_preparse import _DECODED, predecode
 
 
@@ -16,7 +16,7 @@ def test_the_decoded_parse_goes_to_the_same_bytes_once(tmp_path: Path) -> None:
     from dbt.contracts.graph.manifest import Manifest
     from dbt.parser.manifest import extended_mashumaro_encoder, extended_mashumuro_decoder
 
-    saved = MANIFEST.parent / PARTIAL_PARSE
+    saved = project_parse()
     data = saved.read_bytes()
     assert predecode(saved)
     decoded = _DECODED["manifest"]

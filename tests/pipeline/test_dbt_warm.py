@@ -16,9 +16,9 @@ import duckdb
 import pytest
 
 from pipelines.dbt_entry import DBT_LEDGER_VARS
-from pipelines.dbt_parse import MANIFEST, PARTIAL_PARSE, load_manifest
+from pipelines.dbt_parse import PARTIAL_PARSE, load_manifest, parse_to_read, project_parse
 from pipelines.dbt_server import ENV_VAR
-from pipelines.dbt_warm import SOCKET_NAME, dbt_env, parse_to_decode, warm_dbt
+from pipelines.dbt_warm import SOCKET_NAME, dbt_env, warm_dbt
 from tests.conftest import REPO
 from tests.pipeline.test_dbt_server import _tiny_project
 from warehouse.home import DBT_DIR
@@ -42,7 +42,7 @@ def no_session_server(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_build_command_runs_in_the_worker(no_session_server: None, tmp_path: Path) -> None:
     target, log = tmp_path / "dbt-target", tmp_path / "logs" / "dbt-warm.log"
     target.mkdir()  # a home with the project's parse (dagster-dbt's copy): the worker decodes it ahead
-    shutil.copyfile(MANIFEST.parent / PARTIAL_PARSE, target / PARTIAL_PARSE)
+    shutil.copyfile(project_parse(), target / PARTIAL_PARSE)
     with warm_dbt(tmp_path, target, log) as proc:
         assert proc is not None
         _listening(tmp_path, proc)
@@ -63,9 +63,9 @@ def test_the_build_command_runs_in_the_worker(no_session_server: None, tmp_path:
 
 
 def test_the_worker_decodes_the_parse_the_build_will_read(tmp_path: Path) -> None:
-    assert parse_to_decode(tmp_path) == MANIFEST.parent / PARTIAL_PARSE  # a new home: dagster-dbt copies that
+    assert parse_to_read(tmp_path) == project_parse()  # a new home: dagster-dbt copies that
     (tmp_path / PARTIAL_PARSE).write_bytes(b"the home's own")
-    assert parse_to_decode(tmp_path) == tmp_path / PARTIAL_PARSE
+    assert parse_to_read(tmp_path) == tmp_path / PARTIAL_PARSE
 
 
 def test_another_environment_is_refused_and_runs_in_the_caller(no_session_server: None, tmp_path: Path) -> None:
