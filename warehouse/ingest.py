@@ -30,6 +30,7 @@ from sources.plausibility import gate_stream
 from sources.secrets import scrub_output, scrub_table
 from warehouse.audit import ensure_audit
 from warehouse.landing import LandedFile, read_manifest
+from warehouse.line_endings import uniform_copy
 from warehouse.raw import (
     FileTarget,
     PreparedFile,
@@ -194,6 +195,44 @@ def _read_ahead(con: duckdb.DuckDBPyConnection, pool: ThreadPoolExecutor, f: Lan
     return _Ahead(fmt, pool.submit(_prepare, parsed, target, f, fmt.name))
 
 
+def _load(con: duckdb.DuckDBPyConnection, fmt: SourceFormat, path: Path, f: LandedFile,
+          ahead: _Ahead | None) -> tuple[int, ParseOutput, dict[str, int]]:
+    """Parse `path` as `f` and load its rows (the batched and read-ahead formats); rows -1: `replace_file`
+    is left to the caller."""
+    if ahead is not None:
+        prepared, redactions = ahead.future.result()
+        rows = commit_prepared(con, prepared, family=f.family, tables_ready=True)
+        output, more = scrub_output(ParseOutput(rejects=prepared.end.rejects, warnings=prepared.end.warnings))
+        for key, n in more.items():
+            redactions[key] = redactions.get(key, 0) + n
+        return rows, output, redactions
+    if fmt.stream is not None:
+        return _load_batches(con, fmt, path, f)
+    output, redactions = _checked(_parse(fmt, path, f))
+    return -1, output, redactions
+
+
+def _load_uniform_line_ends(con: duckdb.DuckDBPyConnection, fmt: SourceFormat, path: Path, f: LandedFile,
+                            failed: UnreadableFile) -> tuple[int, ParseOutput, dict[str, int]] | UnreadableFile:
+    """After `failed`: load a copy of the file with uniform line ends when its own mix them (a strict CSV
+    reader stops on the whole file there, `warehouse/line_endings.py`), saying so in a warning; else, or
+    when the copy fails too, the failure to report."""
+    with tempfile.TemporaryDirectory(prefix="gpu-ledger-line-ends-") as tmp:
+        try:
+            copy = uniform_copy(path, Path(tmp))
+        except (OSError, EOFError):  # no room for the copy, a broken gzip: the first failure stands
+            return failed
+        if copy is None:
+            return failed
+        try:
+            rows, output, redactions = _load(con, fmt, copy.path, f, None)
+        except UnreadableFile as again:
+            return UnreadableFile(path, again.line, f"{again.problem} (and so with uniform line ends: the file "
+                                                    f"has {copy.mixed})")
+        output.warnings.append(copy.warning)
+        return rows, output, redactions
+
+
 def load_landed(
     con: duckdb.DuckDBPyConnection, f: LandedFile, landing_dir: Path, run_id: str, summary: FamilySummary,
     ahead: _Ahead | None = None,
@@ -214,23 +253,17 @@ def load_landed(
         _record(con, f, "unknown", "unknown_format", 0, [Reject(None, "unknown_format", msg)], msg, run_id)
         return
     try:
-        if ahead is not None:
-            prepared, redactions = ahead.future.result()
-            rows = commit_prepared(con, prepared, family=f.family, tables_ready=True)
-            output, more = scrub_output(ParseOutput(rejects=prepared.end.rejects, warnings=prepared.end.warnings))
-            for key, n in more.items():
-                redactions[key] = redactions.get(key, 0) + n
-        elif fmt.stream is not None:
-            rows, output, redactions = _load_batches(con, fmt, path, f)
-        else:
-            output, redactions = _checked(_parse(fmt, path, f))
-            rows = -1
+        rows, output, redactions = _load(con, fmt, path, f, ahead)
     except UnreadableFile as exc:
-        where = f"{f.original_name}:{exc.line}" if exc.line else f.original_name
-        msg = f"{where}: {exc.problem}"
-        summary.problems.append(msg)
-        _record(con, f, fmt.name, "unreadable", 0, [Reject(exc.line, "unreadable_file", exc.problem)], msg, run_id)
-        return
+        loaded = _load_uniform_line_ends(con, fmt, path, f, exc)
+        if isinstance(loaded, UnreadableFile):
+            where = f"{f.original_name}:{loaded.line}" if loaded.line else f.original_name
+            msg = f"{where}: {loaded.problem}"
+            summary.problems.append(msg)
+            _record(con, f, fmt.name, "unreadable", 0, [Reject(loaded.line, "unreadable_file", loaded.problem)], msg,
+                    run_id)
+            return
+        rows, output, redactions = loaded
     if redactions:
         where = ", ".join(f"{k} {n}" for k, n in sorted(redactions.items()))
         output.warnings.append(f"{sum(redactions.values())} value(s) holding a credential stored only as their "
