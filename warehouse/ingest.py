@@ -271,6 +271,9 @@ def load_landed(
     if rows < 0:
         rows = replace_file(con, output, file_hash=f.sha256, source_file=f.original_name, fmt=fmt.name,
                             family=f.family, tables_ready=True)
+    if rows == 0 and not output.rejects and not any("no data rows" in w for w in output.warnings):
+        # every parser's empty file says so, not only those that check for it themselves
+        output.warnings.append("no rows loaded: the file holds no data rows")
     summary.files_loaded += 1
     summary.rows_loaded += rows
     summary.rejects += len(output.rejects)

@@ -1,6 +1,7 @@
-"""A file whose lines do not all end the same way keeps its good rows (warehouse/line_endings.py).
+"""Files of odd shape through the loader: mixed line ends keep their good rows (warehouse/line_endings.py);
+a file with no data rows says so, whatever its format.
 
-DuckDB's strict CSV reader stops on the whole file at a line end unlike the others ("state machine
+Mixed line ends: DuckDB's strict CSV reader stops on the whole file at a line end unlike the others ("state machine
 reached an invalid state"): a CRLF export with an LF line appended, or CR CR LF on every line. The
 loader then reads a copy whose line ends are uniform; the rows, line numbers and rejects are those of
 the file as landed, and a warning says what was mixed.
@@ -113,3 +114,14 @@ def test_uniform_files_are_not_copied_and_the_majority_wins(tmp_path: Path) -> N
     copy = uniform_copy(tmp_path / "mostly_lf.csv", tmp_path / "out")
     assert copy is not None and copy.path.read_bytes() == b"a\n1\n2\n3\n"
     assert copy.warning == "mixed line ends (1 of 4 lines did not end in LF): read with every line ending in LF"
+
+
+def test_a_file_without_data_rows_says_so_in_any_format(tmp_path: Path) -> None:
+    """nvidia-smi's header alone (its parser has no check of its own) and a FOCUS header alone (the billing
+    reader's own warning, not a second one)."""
+    smi = (SAMPLES / "usage" / "nvidia_smi_query_gpu_h100-80gb-hbm3_load.csv").read_bytes().split(b"\n")[0] + b"\n"
+    con = _ingest(tmp_path / "u", "usage", {"smi_header.csv": smi})
+    assert _loads(con)["smi_header.csv"] == ("loaded", 0, "no rows loaded: the file holds no data rows")
+    focus = FOCUS.read_bytes().split(b"\r\n")[0] + b"\r\n"
+    con = _ingest(tmp_path / "b", "billing", {"focus_header.csv": focus})
+    assert _loads(con)["focus_header.csv"] == ("loaded", 0, "file has a header but no data rows")
