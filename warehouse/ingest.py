@@ -195,6 +195,24 @@ def _read_ahead(con: duckdb.DuckDBPyConnection, pool: ThreadPoolExecutor, f: Lan
     return _Ahead(fmt, pool.submit(_prepare, parsed, target, f, fmt.name))
 
 
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+              (b"\xfe\xff", "UTF-16"))
+
+
+def _encoding_hint(path: Path) -> str:
+    """Why a text file matched no format when its byte order mark says UTF-16 or UTF-32 (Windows
+    PowerShell's `>` and Excel's "Unicode text" write UTF-16): every reader here reads UTF-8."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4)
+    except OSError:
+        return ""
+    for bom, name in _WIDE_BOMS:
+        if head.startswith(bom):
+            return f" (it is {name} text, from its byte order mark: save it as UTF-8)"
+    return ""
+
+
 def _load(con: duckdb.DuckDBPyConnection, fmt: SourceFormat, path: Path, f: LandedFile,
           ahead: _Ahead | None) -> tuple[int, ParseOutput, dict[str, int]]:
     """Parse `path` as `f` and load its rows (the batched and read-ahead formats); rows -1: `replace_file`
@@ -248,7 +266,7 @@ def load_landed(
     path = landing_dir / f.landed_path
     fmt = ahead.fmt if ahead is not None else recognise(path, f.family)
     if fmt is None:
-        msg = f"{f.original_name}: no known {f.family} format matches this file's content"
+        msg = f"{f.original_name}: no known {f.family} format matches this file's content{_encoding_hint(path)}"
         summary.problems.append(msg)
         _record(con, f, "unknown", "unknown_format", 0, [Reject(None, "unknown_format", msg)], msg, run_id)
         return

@@ -125,3 +125,14 @@ def test_a_file_without_data_rows_says_so_in_any_format(tmp_path: Path) -> None:
     focus = FOCUS.read_bytes().split(b"\r\n")[0] + b"\r\n"
     con = _ingest(tmp_path / "b", "billing", {"focus_header.csv": focus})
     assert _loads(con)["focus_header.csv"] == ("loaded", 0, "file has a header but no data rows")
+
+
+def test_utf16_text_is_quarantined_saying_it_is_utf16(tmp_path: Path) -> None:
+    """nvidia-smi redirected by Windows PowerShell (`>` writes UTF-16 with a byte order mark): no reader
+    matches it, and the reason says what the file is instead of only that nothing matched."""
+    smi = (SAMPLES / "usage" / "nvidia_smi_query_gpu_h100-80gb-hbm3_load.csv").read_text(encoding="utf-8")
+    con = _ingest(tmp_path, "usage", {"smi.csv": smi.encode("utf-16"), "smi32.csv": smi.encode("utf-32")})
+    loads = _loads(con)
+    assert loads["smi.csv"] == ("unknown_format", 0, "smi.csv: no known usage format matches this file's content "
+                                "(it is UTF-16 text, from its byte order mark: save it as UTF-8)")
+    assert loads["smi32.csv"][2].endswith("(it is UTF-32 text, from its byte order mark: save it as UTF-8)")
