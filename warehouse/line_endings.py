@@ -58,7 +58,8 @@ def _lines(fh: BinaryIO) -> Iterator[bytes]:
 
 
 def _uniform(block: bytes, term: bytes) -> bytes:
-    """Every CR* LF of `block` as `term`. bytes.replace, not a regular expression: 25 against ~300 MB/s."""
+    """Every CR* LF of `block` as `term`. bytes.replace, not a regular expression: a 270 MB DCGM CSV with
+    438,945 of 1,438,945 lines in LF took 5.0-5.6 s against 10.7 s (both beside a running CI)."""
     while b"\r\n" in block:  # one CR less before each LF a pass: CR CR LF takes two
         block = block.replace(b"\r\n", b"\n")
     return block.replace(b"\n", term) if term != b"\n" else block
