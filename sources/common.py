@@ -8,13 +8,15 @@ the file can be read, naming the file, the line and the problem.
 
 from __future__ import annotations
 
+import codecs
+import gzip
 import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     import duckdb
 
 HEAD_BYTES = 65536
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class UnreadableFile(Exception):
@@ -115,6 +118,27 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
     """First bytes of a file, for content-based format detection."""
     with open(path, "rb") as fh:
         return fh.read(size)
+
+
+def is_gzip(path: Path) -> bool:
+    """Whether the file is gzip (by its magic bytes, not its name)."""
+    with open(path, "rb") as fh:
+        return fh.read(2) == GZIP_MAGIC
+
+
+def open_bytes(path: Path) -> BinaryIO:
+    """The file's bytes, inflated when it is gzip; the caller closes it."""
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")  # type: ignore[return-value]  # noqa: SIM115
+
+
+def wide_text_encoding(head: bytes) -> str | None:
+    """"UTF-16" or "UTF-32" when the head starts with that byte order mark (Windows PowerShell's `>` and
+    Excel's "Unicode text" write UTF-16), else None: every reader here reads UTF-8."""
+    for bom, name in ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
+                      (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16")):
+        if head.startswith(bom):  # UTF-32 LE first: its mark starts with UTF-16 LE's
+            return name
+    return None
 
 
 def head_text(head: bytes) -> str:

@@ -24,7 +24,15 @@ import duckdb
 import pyarrow as pa
 
 from sources.catalog import recognise
-from sources.common import BatchedParse, ParseOutput, Reject, SourceFormat, UnreadableFile
+from sources.common import (
+    BatchedParse,
+    ParseOutput,
+    Reject,
+    SourceFormat,
+    UnreadableFile,
+    read_head,
+    wide_text_encoding,
+)
 from sources.plausibility import gate as plausibility_gate
 from sources.plausibility import gate_stream
 from sources.secrets import scrub_output, scrub_table
@@ -195,24 +203,6 @@ def _read_ahead(con: duckdb.DuckDBPyConnection, pool: ThreadPoolExecutor, f: Lan
     return _Ahead(fmt, pool.submit(_prepare, parsed, target, f, fmt.name))
 
 
-_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
-              (b"\xfe\xff", "UTF-16"))
-
-
-def _encoding_hint(path: Path) -> str:
-    """Why a text file matched no format when its byte order mark says UTF-16 or UTF-32 (Windows
-    PowerShell's `>` and Excel's "Unicode text" write UTF-16): every reader here reads UTF-8."""
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(4)
-    except OSError:
-        return ""
-    for bom, name in _WIDE_BOMS:
-        if head.startswith(bom):
-            return f" (it is {name} text, from its byte order mark: save it as UTF-8)"
-    return ""
-
-
 def _load(con: duckdb.DuckDBPyConnection, fmt: SourceFormat, path: Path, f: LandedFile,
           ahead: _Ahead | None) -> tuple[int, ParseOutput, dict[str, int]]:
     """Parse `path` as `f` and load its rows (the batched and read-ahead formats); rows -1: `replace_file`
@@ -266,7 +256,9 @@ def load_landed(
     path = landing_dir / f.landed_path
     fmt = ahead.fmt if ahead is not None else recognise(path, f.family)
     if fmt is None:
-        msg = f"{f.original_name}: no known {f.family} format matches this file's content{_encoding_hint(path)}"
+        wide = wide_text_encoding(read_head(path, 4))
+        because = f" (it is {wide} text, from its byte order mark: save it as UTF-8)" if wide else ""
+        msg = f"{f.original_name}: no known {f.family} format matches this file's content{because}"
         summary.problems.append(msg)
         _record(con, f, "unknown", "unknown_format", 0, [Reject(None, "unknown_format", msg)], msg, run_id)
         return
@@ -289,8 +281,7 @@ def load_landed(
     if rows < 0:
         rows = replace_file(con, output, file_hash=f.sha256, source_file=f.original_name, fmt=fmt.name,
                             family=f.family, tables_ready=True)
-    if rows == 0 and not output.rejects and not any("no data rows" in w for w in output.warnings):
-        # every parser's empty file says so, not only those that check for it themselves
+    if rows == 0 and not output.rejects:  # said here once for every format, not by each parser
         output.warnings.append("no rows loaded: the file holds no data rows")
     summary.files_loaded += 1
     summary.rows_loaded += rows

@@ -18,8 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
+from sources.common import is_gzip, open_bytes
+
 CHUNK = 1 << 24  # bytes read at a time: memory stays flat whatever the file's size
-_GZIP_MAGIC = b"\x1f\x8b"
 
 
 class LineEnds(NamedTuple):
@@ -36,12 +37,6 @@ class LineEnds(NamedTuple):
     @property
     def majority(self) -> bytes:
         return b"\r\n" if 2 * self.crlf >= self.lf else b"\n"
-
-
-def _open(path: Path) -> BinaryIO:
-    with path.open("rb") as fh:
-        gz = fh.read(2) == _GZIP_MAGIC
-    return gzip.open(path, "rb") if gz else path.open("rb")  # type: ignore[return-value]
 
 
 def _lines(fh: BinaryIO) -> Iterator[bytes]:
@@ -68,7 +63,7 @@ def _uniform(block: bytes, term: bytes) -> bytes:
 def line_ends(path: Path) -> LineEnds:
     """Count how the lines of `path` (plain or gzip) end."""
     lf = crlf = extra = 0
-    with _open(path) as fh:
+    with open_bytes(path) as fh:
         for block in _lines(fh):
             lf += block.count(b"\n")
             crlf += block.count(b"\r\n")
@@ -98,9 +93,8 @@ def uniform_copy(path: Path, folder: Path) -> UniformCopy | None:
     target = folder / path.name
     if target.resolve() == path.resolve():
         raise ValueError(f"the copy of {path} would overwrite it: give another folder")
-    with path.open("rb") as probe:
-        gz = probe.read(2) == _GZIP_MAGIC
-    with _open(path) as src, (gzip.open(target, "wb", compresslevel=1) if gz else target.open("wb")) as out:
+    gz = is_gzip(path)
+    with open_bytes(path) as src, (gzip.open(target, "wb", compresslevel=1) if gz else target.open("wb")) as out:
         for block in _lines(src):
             out.write(_uniform(block, term))
     name = "CRLF" if term == b"\r\n" else "LF"

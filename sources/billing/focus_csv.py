@@ -53,10 +53,10 @@ from sources.billing.engine import (
 )
 from sources.billing.reader import RawFile, count_lines, csv_header, load_csv, record_start_lines
 from sources.billing.schema import DECIMAL, DECIMAL_COLUMNS, FOCUS_COLUMNS, TABLE, TIMESTAMP_COLUMNS
-from sources.secrets import scrub_text
 from sources.billing.tags import normalise_distinct
 from sources.common import ParseOutput, Reject, UnreadableFile, csv_lines_after_rejects
 from sources.prices._rows import CURRENCIES
+from sources.secrets import scrub_text
 
 #: Reader type of money columns: 64-bit decimal, parsed at VARCHAR speed.
 FAST_DECIMAL = "DECIMAL(18,12)"
@@ -152,9 +152,7 @@ def _read(path: Path, header: list[str], names: dict[str, str], header_warnings:
         if rows == 0 and by_line and all(e[0] == "MISSING COLUMNS" for errs in by_line.values() for e in errs):
             return None  # every row short of the header: the general path pads them (warning)
 
-        warnings = list(header_warnings)
-        if rows == 0 and not by_line:
-            warnings.append("file has a header but no data rows")
+        warnings = list(header_warnings)  # a file without rows: the loader says so (warehouse/ingest.py)
         rejected = sorted(by_line)
         if count_lines(path) == rows + len(rejected) + 1:
             lines = pa.array(csv_lines_after_rejects(rows, rejected))

@@ -14,7 +14,6 @@ starts (slower but exact), and drop the records DuckDB rejected.
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import re
 import zlib
@@ -24,10 +23,9 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from sources.common import GZIP_MAGIC, Reject, UnreadableFile, open_bytes
 from sources.secrets import scrub_text
-from sources.common import Reject, UnreadableFile
 
-GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
 _PAREN_NAME = re.compile(r"\(([^()]+)\)\s*$")
 
@@ -89,13 +87,8 @@ class RawFile:
 
 
 def _open_text(path: Path) -> io.TextIOBase:  # caller closes (with-block)
-    raw = gzip.open(path, "rb") if _is_gzip(path) else open(path, "rb")  # noqa: SIM115
+    raw = open_bytes(path)
     return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="")
-
-
-def _is_gzip(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        return fh.read(2) == GZIP_MAGIC
 
 
 def _read_header(path: Path) -> list[str]:
@@ -113,8 +106,7 @@ def count_lines(path: Path) -> int:
     """Physical lines (a last line without a newline counts)."""
     n = 0
     last = b"\n"
-    opener = gzip.open if _is_gzip(path) else open
-    with opener(path, "rb") as fh:
+    with open_bytes(path) as fh:
         while chunk := fh.read(1 << 24):
             n += chunk.count(b"\n")
             last = chunk[-1:]
@@ -220,8 +212,6 @@ def load_csv(con: duckdb.DuckDBPyConnection, path: Path) -> RawFile:
             "create temp view raw as select l._line as _source_line, r.* "
             "from (select rowid as _idx, * from _raw0) r join _lines l using (_idx)"
         )
-    if rows == 0 and not rejects:
-        warnings.append("file has a header but no data rows")
     return RawFile(columns=names, rows=rows, rejects=rejects, warnings=warnings)
 
 

@@ -117,14 +117,13 @@ def test_uniform_files_are_not_copied_and_the_majority_wins(tmp_path: Path) -> N
 
 
 def test_a_file_without_data_rows_says_so_in_any_format(tmp_path: Path) -> None:
-    """nvidia-smi's header alone (its parser has no check of its own) and a FOCUS header alone (the billing
-    reader's own warning, not a second one)."""
+    """nvidia-smi's header alone (a usage parser) and a FOCUS header alone (a billing parser): the same words."""
     smi = (SAMPLES / "usage" / "nvidia_smi_query_gpu_h100-80gb-hbm3_load.csv").read_bytes().split(b"\n")[0] + b"\n"
     con = _ingest(tmp_path / "u", "usage", {"smi_header.csv": smi})
     assert _loads(con)["smi_header.csv"] == ("loaded", 0, "no rows loaded: the file holds no data rows")
     focus = FOCUS.read_bytes().split(b"\r\n")[0] + b"\r\n"
     con = _ingest(tmp_path / "b", "billing", {"focus_header.csv": focus})
-    assert _loads(con)["focus_header.csv"] == ("loaded", 0, "file has a header but no data rows")
+    assert _loads(con)["focus_header.csv"] == ("loaded", 0, "no rows loaded: the file holds no data rows")
 
 
 def test_utf16_text_is_quarantined_saying_it_is_utf16(tmp_path: Path) -> None:
