@@ -11,7 +11,7 @@ from functools import cache
 from pathlib import Path
 
 import sources
-from sources.common import SourceFormat, read_head
+from sources.common import SourceFormat, read_head, wide_text_encoding
 
 FAMILIES = ("billing", "usage", "benchmarks", "api_spend", "prices", "registry", "fx")
 
@@ -39,13 +39,33 @@ def formats_for(family: str) -> list[SourceFormat]:
 def recognise(path: Path, family: str) -> SourceFormat | None:
     """The first format of `family` whose `detect` accepts this file, else None."""
     head = read_head(path)
+    return next((fmt for fmt in formats_for(family) if _detects(fmt, path, head)), None)
+
+
+def _detects(fmt: SourceFormat, path: Path, head: bytes) -> bool:
+    try:
+        return bool(fmt.detect(path, head))
+    except Exception:  # a detector that trips on odd bytes simply does not match
+        return False
+
+
+def unrecognised_reason(path: Path, family: str) -> str:
+    """Why no format of `family` recognised this file and what would make it readable, as a clause for its
+    quarantine reason; "" when nothing more is known. In order: a UTF-16/32 byte order mark, a format of
+    the family that knows this near miss (`SourceFormat.near_miss`), a format of another family that reads
+    it (the file is in the wrong folder: it is not loaded there, the folder names the family)."""
+    head = read_head(path)
+    wide = wide_text_encoding(head)
+    if wide:
+        return f"it is {wide} text, from its byte order mark: save it as UTF-8"
     for fmt in formats_for(family):
-        try:
-            if fmt.detect(path, head):
-                return fmt
-        except Exception:  # a detector that trips on odd bytes simply does not match
-            continue
-    return None
+        hint = fmt.near_miss(head) if fmt.near_miss is not None else None
+        if hint:
+            return hint
+    for fmt in all_formats():
+        if fmt.family != family and _detects(fmt, path, head):
+            return f"it reads as {fmt.name} ({fmt.family} data): put it in the inputs' {fmt.family}/ folder"
+    return ""
 
 
 _ = sources  # the package import anchors discovery

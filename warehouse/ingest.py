@@ -23,15 +23,13 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from sources.catalog import recognise
+from sources.catalog import recognise, unrecognised_reason
 from sources.common import (
     BatchedParse,
     ParseOutput,
     Reject,
     SourceFormat,
     UnreadableFile,
-    read_head,
-    wide_text_encoding,
 )
 from sources.plausibility import gate as plausibility_gate
 from sources.plausibility import gate_stream
@@ -256,9 +254,9 @@ def load_landed(
     path = landing_dir / f.landed_path
     fmt = ahead.fmt if ahead is not None else recognise(path, f.family)
     if fmt is None:
-        wide = wide_text_encoding(read_head(path, 4))
-        because = f" (it is {wide} text, from its byte order mark: save it as UTF-8)" if wide else ""
-        msg = f"{f.original_name}: no known {f.family} format matches this file's content{because}"
+        because = unrecognised_reason(path, f.family)
+        msg = f"{f.original_name}: no known {f.family} format matches this file's content" + (
+            f" ({because})" if because else "")
         summary.problems.append(msg)
         _record(con, f, "unknown", "unknown_format", 0, [Reject(None, "unknown_format", msg)], msg, run_id)
         return

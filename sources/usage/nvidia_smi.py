@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 import duckdb
@@ -76,6 +77,34 @@ def detect_compute_apps(path: Path, head: bytes) -> bool:
     """Header of nvidia-smi --query-compute-apps."""
     cols = {_base(h) for h in _header(head)}
     return "pid" in cols and bool(cols & {"used_gpu_memory", "used_memory"}) and bool(cols & {"gpu_uuid", "gpu_bus_id"})
+
+
+# Values only nvidia-smi writes, by which a CSV without its header line is still known as its output.
+_SMI_VALUE = re.compile(r"\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(\.\d+)?"  # timestamp
+                        r"|(GPU|MIG)-[0-9a-fA-F-]{8,}"  # uuid, gpu_uuid
+                        r"|[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]")  # pci.bus_id, gpu_bus_id
+QUERY_EXAMPLE = "nvidia-smi --query-gpu=timestamp,uuid,index,name,utilization.gpu,memory.used,memory.total --format=csv -l 60"
+
+
+def near_miss(head: bytes) -> str | None:
+    """Other nvidia-smi output in the usage folder, named with what to capture instead: a query without its
+    header line (`--format=csv,noheader`: the fields cannot be named), the summary table or `-q` report
+    (one snapshot, not samples over time), or the MIG profile tables (what slices a GPU can have)."""
+    text = head_text(head)
+    if "==============NVSMI LOG==============" in text or ("NVIDIA-SMI " in text and "Driver Version:" in text):
+        return ("it is an nvidia-smi report (`nvidia-smi` or `nvidia-smi -q`): one snapshot, not samples over time; "
+                f"capture `{QUERY_EXAMPLE}`")
+    if "GPU instance profiles:" in text or re.search(r"^GPU\s+\d+ Profile ID\s+\d+ Placements?", text, re.M):
+        return ("it is nvidia-smi's MIG profile table (`nvidia-smi mig -lgip` or `-lgipp`): the slices a GPU can have, "
+                "not their use (the ledger's MIG profiles are in reference/); slice usage comes from DCGM or a "
+                "query of MIG devices")
+    line = next((ln for ln in text.splitlines() if ln.strip()), "")
+    first = next(csv.reader(io.StringIO(line), skipinitialspace=True), [])
+    if len(first) > 1 and any(_SMI_VALUE.fullmatch(v.strip()) for v in first):
+        return ("it looks like a GPU query's CSV without its header line (nvidia-smi `--format=csv,noheader`): its "
+                "fields cannot be named; export with `--format=csv`, or add the query's field list (e.g. `timestamp, "
+                "pid, process_name, gpu_uuid, used_memory`) as the first line")
+    return None
 
 
 def _read(path: Path, fields: dict[str, tuple[str, ...]]) -> tuple[pa.Table, dict[str, str], list[Reject]]:
@@ -224,6 +253,7 @@ FORMATS = [
         parse=parse_query_gpu,
         tables=("gpu_samples",),
         description="nvidia-smi --query-gpu=... --format=csv (units in header and values, [N/A] placeholders)",
+        near_miss=near_miss,
     ),
     SourceFormat(
         name="nvidia_smi_compute_apps",

@@ -1,0 +1,71 @@
+"""A file no format of its folder reads is quarantined with what it is and what would make it readable
+(sources/catalog.py `unrecognised_reason`): nvidia-smi output other than a CSV query with its header (the
+real H200 capture: a query saved with `--format=csv,noheader`, the `-q` report, the MIG profile tables), and
+a file another family reads (put in the wrong folder). The real capture's two query CSVs load as they are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from tests.conftest import REPO, SAMPLES
+from tests.sources.test_odd_file_shapes import _ingest, _loads
+
+H200 = REPO / "tests" / "data" / "public" / "usage" / "h200_capture"
+PREFIX = "no known usage format matches this file's content"
+
+
+def test_the_real_h200_capture_says_what_each_unreadable_file_is(tmp_path: Path) -> None:
+    names = ("nvidia_smi_query_compute_apps_h200_load.csv", "nvidia_smi_q_h200.txt", "nvidia_smi_mig_lgip_h200.txt",
+             "nvidia_smi_mig_lgipp_h200.txt")
+    loads = _loads(_ingest(tmp_path, "usage", {n: (H200 / n).read_bytes() for n in names}))
+    assert {n: loads[n][:2] for n in names} == dict.fromkeys(names, ("unknown_format", 0))
+    apps = loads["nvidia_smi_query_compute_apps_h200_load.csv"][2]
+    assert apps.startswith(f"nvidia_smi_query_compute_apps_h200_load.csv: {PREFIX} (it looks like a GPU query's "
+                           "CSV without its header line (nvidia-smi `--format=csv,noheader`)")
+    assert "export with `--format=csv`, or add the query's field list" in apps
+    report = loads["nvidia_smi_q_h200.txt"][2]
+    assert "(it is an nvidia-smi report (`nvidia-smi` or `nvidia-smi -q`): one snapshot, not samples" in report
+    assert "--format=csv -l 60`)" in report  # the capture to make instead
+    for table in ("nvidia_smi_mig_lgip_h200.txt", "nvidia_smi_mig_lgipp_h200.txt"):
+        assert "(it is nvidia-smi's MIG profile table (`nvidia-smi mig -lgip` or `-lgipp`)" in loads[table][2]
+
+
+def test_the_header_the_reason_asks_for_makes_the_capture_load(tmp_path: Path) -> None:
+    """The capture's own query (PROVENANCE.md: timestamp,pid,process_name,gpu_uuid,used_memory) as the first
+    line: its 15 lines load as 15 processes, all pid 532 (`python3`); used memory as the file says it grew (3 x 776,
+    2 x 874, 6 x 1,002 and 4 x 31,522 MiB: 2,328 + 1,748 + 6,012 + 126,088 = 136,176)."""
+    body = (H200 / "nvidia_smi_query_compute_apps_h200_load.csv").read_bytes()
+    con = _ingest(tmp_path, "usage", {"apps.csv": b"timestamp, pid, process_name, gpu_uuid, used_memory [MiB]\n" + body})
+    status, rows, _ = _loads(con)["apps.csv"]
+    assert (status, rows) == ("loaded", 15)
+    assert con.execute("select count(*), min(pid), max(pid), min(process_name), sum(used_memory_mib) "
+                       "from raw.gpu_processes").fetchone() == (15, 532, 532, "python3", 136_176)
+
+
+def test_the_capture_query_csvs_load_every_sample(tmp_path: Path) -> None:
+    """80 samples at 1 s under load (48 at 100 %, 2 at 99 %, 30 at 0 %: counted with awk) and 40 idle ones."""
+    files = {n: (H200 / n).read_bytes() for n in ("nvidia_smi_query_gpu_h200_load.csv", "nvidia_smi_query_gpu_h200_idle.csv")}
+    con = _ingest(tmp_path, "usage", files)
+    loads = _loads(con)
+    assert loads["nvidia_smi_query_gpu_h200_load.csv"][:2] == ("loaded", 80)
+    assert loads["nvidia_smi_query_gpu_h200_idle.csv"][:2] == ("loaded", 40)
+    assert con.execute("select count(*) filter (where gpu_util_pct = 100), count(*) filter (where gpu_util_pct = 99), "
+                       "count(*) filter (where gpu_util_pct = 0) from raw.gpu_samples "
+                       "where _source_file = 'nvidia_smi_query_gpu_h200_load.csv'").fetchone() == (48, 2, 30)
+
+
+def test_a_file_in_another_familys_folder_is_named_with_its_folder(tmp_path: Path) -> None:
+    focus = SAMPLES / "billing" / "focus_1.2_fleet_2025-04_constructed.csv"
+    sacct = SAMPLES / "usage" / "hb_jobinfo_sacct_snowman_delim.txt"
+    usage = _loads(_ingest(tmp_path / "u", "usage", {"bill.csv": focus.read_bytes()}))
+    assert usage["bill.csv"] == ("unknown_format", 0, f"bill.csv: {PREFIX} (it reads as focus (billing data): "
+                                 "put it in the inputs' billing/ folder)")
+    billing = _loads(_ingest(tmp_path / "b", "billing", {"jobs.txt": sacct.read_bytes()}))
+    assert billing["jobs.txt"][2].endswith("(it reads as slurm_sacct (usage data): put it in the inputs' usage/ folder)")
+
+
+def test_a_file_nothing_reads_keeps_the_plain_reason(tmp_path: Path) -> None:
+    con: duckdb.DuckDBPyConnection = _ingest(tmp_path, "usage", {"notes.csv": b"colour,size\nred,3\n"})
+    assert _loads(con)["notes.csv"] == ("unknown_format", 0, f"notes.csv: {PREFIX}")
