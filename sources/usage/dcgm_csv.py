@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -314,6 +315,20 @@ def _rejects(con: duckdb.DuckDBPyConnection) -> list[Reject]:
     return out
 
 
+# A dcgm-exporter metrics configuration line: `DCGM_FI_DEV_SM_CLOCK,  gauge, SM clock frequency (in MHz).`
+_COUNTER_LINE = re.compile(r"^\s*DCGM_FI_\w+\s*,\s*(gauge|counter|label)\s*,", re.M)
+
+
+def near_miss(head: bytes) -> str | None:
+    """dcgm-exporter's metrics configuration (`default-counters.csv`, `dcp-metrics-included.csv`): which DCGM
+    fields to export, not samples of them."""
+    if _COUNTER_LINE.search(head_text(head)):
+        return ("it is dcgm-exporter's metrics configuration (which DCGM fields to export, e.g. "
+                "`default-counters.csv`), not samples: give the exporter's scraped metrics (`curl HOST:9400/metrics`) "
+                "or DCGM samples as CSV")
+    return None
+
+
 FORMATS = [
     SourceFormat(
         name=FORMAT_NAME,
@@ -323,5 +338,6 @@ FORMATS = [
         stream=stream,
         tables=("gpu_samples",),
         description="DCGM samples as CSV (timestamp, hostname, gpu, uuid, modelName, ..., DCGM_FI_* columns); bulk format",
+        near_miss=near_miss,
     )
 ]

@@ -32,6 +32,16 @@ def test_the_real_h200_capture_says_what_each_unreadable_file_is(tmp_path: Path)
         assert "(it is nvidia-smi's MIG profile table (`nvidia-smi mig -lgip` or `-lgipp`)" in loads[table][2]
 
 
+def test_dcgm_exporters_metric_lists_are_named_as_configuration(tmp_path: Path) -> None:
+    """dcgm-exporter's own counters files (NVIDIA/dcgm-exporter etc/): which fields to export, not samples."""
+    dcgm = REPO / "tests" / "data" / "public" / "usage" / "dcgm"
+    names = ("dcgm_exporter_default-counters.csv", "dcgm_exporter_dcp-metrics-included.csv")
+    loads = _loads(_ingest(tmp_path, "usage", {n: (dcgm / n).read_bytes() for n in names}))
+    for name in names:
+        assert loads[name][:2] == ("unknown_format", 0)
+        assert f"{PREFIX} (it is dcgm-exporter's metrics configuration (which DCGM fields to export" in loads[name][2]
+
+
 def test_the_header_the_reason_asks_for_makes_the_capture_load(tmp_path: Path) -> None:
     """The capture's own query (PROVENANCE.md: timestamp,pid,process_name,gpu_uuid,used_memory) as the first
     line: its 15 lines load as 15 processes, all pid 532 (`python3`); used memory as the file says it grew (3 x 776,
