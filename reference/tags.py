@@ -7,7 +7,8 @@ Providers spell one key many ways: AWS and Azure exports write `CostCenter`, GCP
 people `Cost Center`, `costCenter` or `COST_CENTER`. All of them must land on one key, or half of a
 multi-cloud bill loses its team without a word. The rule, in this order:
 
-1. trim;
+1. trim, and drop AWS's `user:` (CUR and Cost Explorer name every user-defined cost allocation tag
+   `user:<key>`: `resourceTags/user:team` is the tag `team`; AWS-generated `aws:` keys stay as they are);
 2. split an acronym from the word after it (`GPUTeam` -> `GPU_Team`);
 3. split a lower-case letter or digit from the capital after it (`CostCenter` -> `Cost_Center`);
 4. lower-case; every run of `-`, space or `_` becomes one `_`; `_` at either end is dropped.
@@ -39,14 +40,15 @@ OWNERSHIP_KEY_PATTERN = (
     r"|department|dept)([_:./]|$)|cost_?cent(er|re)|business_?unit|teamname|workloadid|ownerteam"
 )
 
+_AWS_USER_TAG = re.compile(r"(?i)^user:")
 _ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 _SEPARATORS = re.compile(r"[-_ ]+")
 
 
 def tag_key_norm(key: str) -> str:
-    """`CostCenter`, `cost-center`, `Cost Center`, `costCenter`, `COST_CENTER` -> `cost_center`."""
-    text = _CAMEL.sub(r"\1_\2", _ACRONYM.sub(r"\1_\2", key.strip()))
+    """`CostCenter`, `cost-center`, `Cost Center`, `costCenter`, `COST_CENTER`, `user:CostCenter` -> `cost_center`."""
+    text = _CAMEL.sub(r"\1_\2", _ACRONYM.sub(r"\1_\2", _AWS_USER_TAG.sub("", key.strip())))
     return _SEPARATORS.sub("_", text.lower()).strip("_")
 
 
@@ -63,13 +65,13 @@ def check_tag_keys() -> None:
 def render_tag_macros() -> str:
     """dbt macros: default_tag_keys(), tag_key_norm(expr) per engine, ownership_key_pattern()."""
     keys = ", ".join(f"('{d}', '{k}', {i})" for d, ks in DEFAULT_TAG_KEYS.items() for i, k in enumerate(ks, 1))
-    # The same four steps as tag_key_norm above. DuckDB replaces every match only with the 'g' flag
-    # and numbers groups \1; Spark always replaces every match and numbers groups $1.
+    # The same steps as tag_key_norm above (RE2 and Java both read the inline (?i)). DuckDB replaces every
+    # match only with the 'g' flag and numbers groups \1; Spark always replaces every match and numbers groups $1.
     steps = {"duckdb": ("'\\1_\\2', 'g'", "'_', 'g'", "'', 'g'"), "spark": ("'$1_$2'", "'_'", "''")}
     out = [f"{{% macro default_tag_keys() %}}(values {keys}) as default_tag_keys(dimension, tag_key, key_rank){{% endmacro %}}",
            "{% macro tag_key_norm(expr) %}{{ return(adapter.dispatch('tag_key_norm', 'gpu_ledger')(expr)) }}{% endmacro %}"]
     for engine, (split, sep, drop) in steps.items():
-        inner = f"regexp_replace(trim({{{{ expr }}}}), '([A-Z]+)([A-Z][a-z])', {split})"
+        inner = f"regexp_replace(regexp_replace(trim({{{{ expr }}}}), '(?i)^user:', ''), '([A-Z]+)([A-Z][a-z])', {split})"
         inner = f"regexp_replace({inner}, '([a-z0-9])([A-Z])', {split})"
         inner = f"regexp_replace(regexp_replace(lower({inner}), '[-_ ]+', {sep}), '^_|_$', {drop})"
         out.append(f"{{% macro {engine}__tag_key_norm(expr) %}}{inner}{{% endmacro %}}")

@@ -51,6 +51,9 @@ TEAMS = ("teams:\n  - id: research\n    name: Research\n    cost_center: CC-1001
     ("Cost-Center", "cost_center"), ("cost  center", "cost_center"), ("GPUTeam", "gpu_team"),
     ("TeamName", "team_name"), ("BusinessUnit", "business_unit"), ("WorkloadId", "workload_id"),
     ("ApplicationID", "application_id"), ("team", "team"), ("TEAM", "team"), ("k8sCluster", "k8s_cluster"),
+    # AWS CUR's user-defined cost allocation tags (`resourceTags/user:team`); AWS-generated keys keep `aws:`
+    ("user:team", "team"), ("user:CostCenter", "cost_center"), ("User:cost-center", "cost_center"),
+    ("aws:createdBy", "aws:created_by"), ("team:user", "team:user"),
 ])
 def test_tag_keys_normalise_however_they_are_written(key: str, norm: str) -> None:
     assert tag_key_norm(key) == norm
@@ -61,7 +64,7 @@ def test_the_dbt_macro_normalises_like_python() -> None:
     text = (Path(__file__).parents[2] / "dbt" / "macros" / "billing_defaults.sql").read_text()
     body = text.split("{% macro duckdb__tag_key_norm(expr) %}")[1].split("{% endmacro %}")[0]
     keys = ["CostCenter", "cost-center", "Cost Center", "costCenter", "COST_CENTER", "GPUTeam", "aks-managed-poolName",
-            "_x_", "HTTPServer2Name", "Cost department"]
+            "_x_", "HTTPServer2Name", "Cost department", "user:team", "USER:CostCenter", "aws:createdBy", "a user:b"]
     con = duckdb.connect()
     got = [con.execute(f"select {body.replace('{{ expr }}', '?')}", [k]).fetchone()[0] for k in keys]
     assert got == [tag_key_norm(k) for k in keys]
