@@ -50,6 +50,19 @@ def tags_from_prefix(raw: RawFile, prefix: str, used: set[str]) -> str | None:
     )
 
 
+def tags_from_map(raw: RawFile, column: str, drop_prefix: str, used: set[str]) -> str | None:
+    """JSON object text from one map column (CUR 2.0's `resource_tags`: a JSON object in a CSV, a MAP in
+    Parquet), each key without `drop_prefix` (AWS's `user_` before user-defined keys); empty values dropped."""
+    col = raw.lookup().get(header_key(column))
+    if col is None:
+        return None
+    used.add(col)
+    j = f"try_cast({col} as json)"
+    entries = f"list_transform(json_keys({j}), k -> {{'k': regexp_replace(k, '^{drop_prefix}', ''), 'v': {j} ->> k}})"
+    return (f"nullif(to_json(map_from_entries(list_filter({entries}, "
+            f"e -> e.v is not null and trim(e.v) <> ''))):: varchar, '{{}}')")
+
+
 def stage(raw: RawFile, mapping: dict[str, Any], version: str, fmt: str) -> Staged:
     """Expressions for every mapped FOCUS column; unmapped source columns go to x_extra."""
     lookup = raw.lookup()
@@ -59,11 +72,11 @@ def stage(raw: RawFile, mapping: dict[str, Any], version: str, fmt: str) -> Stag
         if focus.startswith("_"):
             continue
         exprs[focus] = render(spec, lookup, used)
+    tags = tags_from_map(raw, *mapping["_tags_map"], used) if "_tags_map" in mapping else None
     prefix = mapping.get("_tags_prefix")
-    if prefix:
-        tags = tags_from_prefix(raw, prefix, used)
-        if tags:
-            exprs["Tags"] = tags
+    tags = tags or (tags_from_prefix(raw, prefix, used) if prefix else None)
+    if tags:
+        exprs["Tags"] = tags
     extra = {name: col for name, col in raw.columns.items() if col not in used}
     return Staged(exprs=exprs, extra=extra, focus_version=version, source_format=fmt)
 

@@ -74,6 +74,65 @@ def test_cur_refund_credit_sp_and_bad_rows(tmp_path: Path) -> None:
     ]
 
 
+# ---------------------------------------------------------------- AWS CUR in snake case (CUR 2.0, Athena)
+def test_snake_case_names_follow_aws_rule() -> None:
+    assert aws_cur.snake_name("lineItem/UnblendedCost") == "line_item_unblended_cost"
+    assert aws_cur.snake_name("savingsPlan/SavingsPlanARN") == "savings_plan_savings_plan_a_r_n"
+    assert aws_cur.snake_name("product/regionCode") == "product_region_code"
+    assert aws_cur.snake_name("pricing/publicOnDemandCost") == "pricing_public_on_demand_cost"
+    assert aws_cur.snake_name("product/servicename") == "product_servicename"
+
+
+def test_the_real_cur_sample_in_snake_case_gives_the_same_charges(public_data: Path, tmp_path: Path) -> None:
+    """The 1,281-line CUR 1.0 sample with every one of its 94 column names in CUR 2.0's snake case: the same
+    rows, and every FOCUS column equal, but the format's own labels and the names of the unmapped columns."""
+    import csv
+
+    src = public_data / F / "aws_cur_legacy_sample_anonymized.csv"
+    rows = list(csv.reader(src.open(newline="")))
+    snake = tmp_path / "cur2.csv"
+    with snake.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow([aws_cur.snake_name(h) for h in rows[0]])
+        writer.writerows(rows[1:])
+    assert billing_format(snake) == "aws_cur_snake"
+    legacy, cur2 = aws_cur.parse(src).tables["billing_charges"], aws_cur.parse_snake(snake).tables["billing_charges"]
+    assert cur2.num_rows == legacy.num_rows == 1281
+    differ = {c for c in legacy.column_names if legacy.column(c).to_pylist() != cur2.column(c).to_pylist()}
+    assert differ == {"x_focus_version", "x_source_format", "x_extra"}
+    assert set(cur2.column("x_focus_version").to_pylist()) == {"legacy-aws-cur-snake"}
+    first = json.loads(cur2.column("x_extra")[0].as_py())
+    assert first["identity_time_interval"] == "2023-11-01T00:00:00Z/2023-11-02T00:00:00Z"
+    assert sum(cur2.column("BilledCost").to_pylist()) == _plain_sum(src, "lineItem/UnblendedCost")
+
+
+def test_cur2_resource_tags_map_and_athena_tag_columns(tmp_path: Path) -> None:
+    """CUR 2.0 keeps tags in one map column (JSON text in a CSV), Athena's CUR one column per tag; both
+    give the tag keys without AWS's `user_` (AWS-generated `aws_` keys keep theirs); empty values dropped.
+    The refund, covered-usage and bad rows of the CUR 1.0 case above, in snake case: the same results."""
+    header = ("line_item_line_item_type,line_item_usage_start_date,line_item_usage_end_date,line_item_unblended_cost,"
+              "savings_plan_savings_plan_effective_cost,line_item_currency_code,resource_tags\n")
+    p = tmp_path / "cur2.csv"
+    p.write_text(header
+                 + "Refund,2023-11-01T00:00:00Z,2023-11-02T00:00:00Z,-5.0,,USD,\n"
+                 + 'SavingsPlanCoveredUsage,2023-11-01T00:00:00Z,2023-11-01T01:00:00Z,3.0,1.2,USD,'
+                 + '"{""user_team"": "" ml "", ""aws_created_by"": ""IAMUser:x"", ""user_env"": """"}"\n'
+                 + "Usage,2023-11-01T00:00:00Z,2023-11-01T01:00:00Z,abc,,USD,\n"
+                 + "Usage,2023-11-02T00:00:00Z,2023-11-01T01:00:00Z,1.0,,USD,\n")
+    out = aws_cur.parse_snake(p)
+    rows = out.tables["billing_charges"].to_pylist()
+    assert [(r["ChargeCategory"], r["EffectiveCost"]) for r in rows] == [("Credit", Decimal(-5)), ("Usage", Decimal("1.2"))]
+    assert rows[0]["Tags"] is None and json.loads(rows[1]["Tags"]) == {"team": " ml ", "aws_created_by": "IAMUser:x"}
+    assert [(r.line, r.rule, r.column) for r in out.rejects] == [
+        (4, "non_numeric", "BilledCost"), (4, "non_numeric", "EffectiveCost"), (5, "period_reversed", "ChargePeriodEnd"),
+    ]
+    athena = tmp_path / "athena.csv"
+    athena.write_text(header.replace(",resource_tags\n", ",resource_tags_user_team,resource_tags_user_cost_center\n")
+                      + "Usage,2023-11-01T00:00:00Z,2023-11-01T01:00:00Z,2.0,,USD,ml,CC-1\n")
+    tags = aws_cur.parse_snake(athena).tables["billing_charges"].to_pylist()[0]["Tags"]
+    assert json.loads(tags) == {"team": "ml", "cost_center": "CC-1"}
+
+
 # ---------------------------------------------------------------- Azure
 AZ = F + "/azure_export_headersets"
 AZURE_FILES = {
