@@ -90,7 +90,7 @@ def parse_legacy(
     con = connect()
     for macro in mappings.MACROS:
         con.execute(macro)
-    raw = load_file(con, path)
+    raw = load_file(con, path, text=True)  # the mappings are written against CSV text
     lookup = raw.lookup()
     missing = [r for r in required if not any(header_key(a) in lookup for a in r.split("|"))]
     if missing:

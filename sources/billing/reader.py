@@ -215,15 +215,25 @@ def load_csv(con: duckdb.DuckDBPyConnection, path: Path) -> RawFile:
     return RawFile(columns=names, rows=rows, rejects=rejects, warnings=warnings)
 
 
-def load_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> RawFile:
-    """Load a Parquet file into view `raw`; `_source_line` is the 1-based row index."""
+def _as_text(name: str, sql_type: str) -> str:
+    """A Parquet column as the text a CSV export would hold: nested values (CUR 2.0's `resource_tags` MAP)
+    as JSON, the rest cast."""
+    nested = sql_type.startswith(("MAP", "STRUCT", "UNION")) or sql_type.endswith("]")
+    return f"to_json({name})::varchar" if nested else f"cast({name} as varchar)"
+
+
+def load_parquet(con: duckdb.DuckDBPyConnection, path: Path, text: bool = False) -> RawFile:
+    """Load a Parquet file into view `raw`; `_source_line` is the 1-based row index. `text`: every column as
+    text (`_as_text`), for mappings written against CSV exports (legacy.py)."""
     src = str(path).replace("'", "''")
     try:
         desc = con.execute(f"describe select * from read_parquet('{src}')").fetchall()
     except duckdb.Error as exc:
         raise UnreadableFile(path, None, f"DuckDB cannot read the Parquet file: {str(exc).splitlines()[0]}") from exc
     names = {d[0]: f"c{i}" for i, d in enumerate(desc)}
-    sel = ", ".join(f'"{n.replace(chr(34), chr(34) * 2)}" as {c}' for n, c in names.items())
+    types = {d[0]: str(d[1]) for d in desc}
+    quoted = {n: '"' + n.replace('"', '""') + '"' for n in names}
+    sel = ", ".join(f"{_as_text(quoted[n], types[n]) if text else quoted[n]} as {c}" for n, c in names.items())
     # A view, not a table: Parquet scans are columnar, so the engine's extra passes (enum
     # check, distinct tags) read only their columns; materialising cost more than it saved.
     con.execute(
@@ -234,10 +244,10 @@ def load_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> RawFile:
     return RawFile(columns=names, rows=rows, kind="parquet")
 
 
-def load_file(con: duckdb.DuckDBPyConnection, path: Path) -> RawFile:
-    """CSV, CSV.gz or Parquet, recognised by magic bytes."""
+def load_file(con: duckdb.DuckDBPyConnection, path: Path, text: bool = False) -> RawFile:
+    """CSV, CSV.gz or Parquet, recognised by magic bytes (`text`: see load_parquet)."""
     with open(path, "rb") as fh:
         magic = fh.read(4)
     if magic == PARQUET_MAGIC:
-        return load_parquet(con, path)
+        return load_parquet(con, path, text)
     return load_csv(con, path)

@@ -43,7 +43,7 @@ def test_every_real_billing_file_is_recognised(public_data: Path) -> None:
 
 
 def test_billing_detectors_reject_other_families(public_data: Path) -> None:
-    assert len(BILLING_FORMATS) == 4
+    assert len(BILLING_FORMATS) == 5  # CUR (legacy and snake case), Azure, FOCUS, OCI
     others = [p for p in public_data.rglob("*") if p.is_file() and p.suffix in {".csv", ".json", ".parquet"}
               and "focus" not in p.parts]
     assert others

@@ -104,6 +104,16 @@ def test_the_real_cur_sample_in_snake_case_gives_the_same_charges(public_data: P
     first = json.loads(cur2.column("x_extra")[0].as_py())
     assert first["identity_time_interval"] == "2023-11-01T00:00:00Z/2023-11-02T00:00:00Z"
     assert sum(cur2.column("BilledCost").to_pylist()) == _plain_sum(src, "lineItem/UnblendedCost")
+    # As Athena's Parquet holds it, typed by DuckDB's CSV sniffer (DOUBLE costs, TIMESTAMP WITH TIME ZONE
+    # times, BIGINT accounts): the same charges; only the line (a Parquet row's index) and x_extra's text differ.
+    parquet = tmp_path / "cur2.parquet"
+    duckdb.connect().execute(f"copy (select * from read_csv('{snake}')) to '{parquet}' (format parquet)")
+    assert billing_format(parquet) == "aws_cur_snake"
+    typed = aws_cur.parse_snake(parquet)
+    assert typed.rejects == [] and typed.warnings == []
+    typed_table = typed.tables["billing_charges"]
+    assert {c for c in cur2.column_names if cur2.column(c).to_pylist() != typed_table.column(c).to_pylist()} == {
+        "_source_line", "x_extra"}
 
 
 def test_cur2_resource_tags_map_and_athena_tag_columns(tmp_path: Path) -> None:
