@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from tests.conftest import REPO, SAMPLES
 from tests.sources.test_odd_file_shapes import _ingest, _loads
@@ -74,6 +75,22 @@ def test_a_file_in_another_familys_folder_is_named_with_its_folder(tmp_path: Pat
                                  "put it in the inputs' billing/ folder)")
     billing = _loads(_ingest(tmp_path / "b", "billing", {"jobs.txt": sacct.read_bytes()}))
     assert billing["jobs.txt"][2].endswith("(it reads as slurm_sacct (usage data): put it in the inputs' usage/ folder)")
+
+
+@pytest.mark.parametrize("header", [
+    # the console's cost table download, and the BigQuery standard export queried and saved as CSV
+    "Billing account name,Billing account ID,Project name,Project ID,Service description,Service ID,SKU description,"
+    "SKU ID,Credit type,Cost type,Usage start date,Usage end date,Usage amount,Usage unit,Unrounded cost ($),Cost ($)",
+    "billing_account_id,service.description,sku.description,usage_start_time,usage_end_time,cost,currency",
+    "billing_account_id,service_description,sku_description,usage_start_time,usage_end_time,cost,currency",
+])
+def test_a_google_cloud_billing_export_is_named_with_what_to_export(tmp_path: Path, header: str) -> None:
+    data = f"{header}\n" + ",".join(["x"] * header.count(",")) + ",1.0\n"
+    message = _loads(_ingest(tmp_path, "billing", {"gcp.csv": data.encode()}))["gcp.csv"]
+    assert message[:2] == ("unknown_format", 0)
+    assert message[2] == ("gcp.csv: no known billing format matches this file's content (it looks like a Google Cloud "
+                          "billing export (the console's cost table or the BigQuery standard export), which is not "
+                          "mapped here: export FOCUS instead (Google Cloud's FOCUS BigQuery view), as CSV or Parquet)")
 
 
 def test_a_file_nothing_reads_keeps_the_plain_reason(tmp_path: Path) -> None:
