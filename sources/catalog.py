@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from functools import cache
 from pathlib import Path
 
 import sources
-from sources.common import SourceFormat, read_head, wide_text_encoding
+from sources.common import SourceFormat, head_text, read_head, wide_text_encoding
 
 FAMILIES = ("billing", "usage", "benchmarks", "api_spend", "prices", "registry", "fx")
 
@@ -51,13 +52,17 @@ def _detects(fmt: SourceFormat, path: Path, head: bytes) -> bool:
 
 def unrecognised_reason(path: Path, family: str) -> str:
     """Why no format of `family` recognised this file and what would make it readable, as a clause for its
-    quarantine reason; "" when nothing more is known. In order: a UTF-16/32 byte order mark, a format of
+    quarantine reason; "" when nothing more is known. In order: a UTF-16/32 byte order mark, Excel's `sep=,`
+    line before the header, a format of
     the family that knows this near miss (`SourceFormat.near_miss`), a format of another family that reads
     it (the file is in the wrong folder: it is not loaded there, the folder names the family)."""
     head = read_head(path)
     wide = wide_text_encoding(head)
     if wide:
         return f"it is {wide} text, from its byte order mark: save it as UTF-8"
+    first = head_text(head).split("\n", 1)[0].strip()
+    if re.fullmatch(r"(?i)sep=.", first):  # Excel's delimiter hint, before the header
+        return f"its first line is Excel's delimiter hint `{first}`, not the header: delete that line"
     for fmt in formats_for(family):
         hint = fmt.near_miss(head) if fmt.near_miss is not None else None
         if hint:

@@ -93,6 +93,16 @@ def test_a_google_cloud_billing_export_is_named_with_what_to_export(tmp_path: Pa
                           "mapped here: export FOCUS instead (Google Cloud's FOCUS BigQuery view), as CSV or Parquet)")
 
 
+def test_excels_delimiter_line_before_the_header_is_named(tmp_path: Path) -> None:
+    """Excel writes (and reads) `sep=,` as a CSV's first line; the header is then line 2, where no reader
+    looks. The FOCUS sample with that line first: named, with the fix."""
+    focus = (SAMPLES / "billing" / "focus_1.2_fleet_2025-04_constructed.csv").read_bytes()
+    loads = _loads(_ingest(tmp_path, "billing", {"focus.csv": b"sep=,\r\n" + focus}))
+    assert loads["focus.csv"] == ("unknown_format", 0, "focus.csv: no known billing format matches this file's "
+                                  "content (its first line is Excel's delimiter hint `sep=,`, not the header: "
+                                  "delete that line)")
+
+
 def test_a_file_nothing_reads_keeps_the_plain_reason(tmp_path: Path) -> None:
     con: duckdb.DuckDBPyConnection = _ingest(tmp_path, "usage", {"notes.csv": b"colour,size\nred,3\n"})
     assert _loads(con)["notes.csv"] == ("unknown_format", 0, f"notes.csv: {PREFIX}")
