@@ -24,7 +24,7 @@ from sources.common import ParseOutput, Reject
 from sources.prices._rows import CURRENCIES  # the one ISO 4217 list of the project
 
 #: Rows without these values cannot be placed in a ledger, so they are rejected.
-REQUIRED_VALUES = ("BilledCost", "ChargePeriodStart", "ChargePeriodEnd")
+REQUIRED_VALUES = ("BilledCost", "ChargePeriodStart", "ChargePeriodEnd", "BillingPeriodStart", "BillingPeriodEnd")
 
 
 def q(name: str) -> str:

@@ -41,6 +41,7 @@ import pyarrow.compute as pc
 
 from sources.billing import mappings
 from sources.billing.engine import (
+    REQUIRED_VALUES,
     Staged,
     check_rejects,
     connect,
@@ -109,7 +110,8 @@ def _select(path: Path, ncols: int, staged: Staged, wide: set[str]) -> str:
     out = [q(c) for c in FOCUS_COLUMNS if c in exprs and c != "Tags"]
     ts_present = [c for c in TIMESTAMP_COLUMNS if c in exprs]
     bad = [f"{q('BilledCost')} is null"]  # DECIMAL: NULL only when empty (bad text was rejected)
-    bad += [f"{q('_r_' + c)} is null" for c in ("ChargePeriodStart", "ChargePeriodEnd")]
+    # REQUIRED_VALUES' times: an absent column is empty on every row (the general path's rule)
+    bad += [f"{q('_r_' + c)} is null" if c in exprs else "true" for c in REQUIRED_VALUES if c in TIMESTAMP_COLUMNS]
     bad += [f"({q('_r_' + c)} is not null and {q(c)} is null)" for c in ts_present]
     bad.append(f"coalesce({q('ChargePeriodEnd')} < {q('ChargePeriodStart')}, false)")
     raw_ts = ", ".join(f"{lit(c)}, {q('_r_' + c)}" for c in ts_present)

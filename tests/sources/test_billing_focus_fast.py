@@ -22,8 +22,8 @@ HEADER = ("BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd
 
 def _row(i: int, cost: str = "1.50", start: str = "2024-01-01T00:00:00Z", end: str = "2024-01-01T01:00:00Z",
          cur: str = "USD", tags: str = '"{""a"":""1"", "" a"":""2""}"', cat: str = "Usage",
-         freq: str = "usage-based", foo: str = "f") -> str:
-    return f"2024-01-01,2024-02-01,{start},{end},{cat},{cost},{cur},{tags},{foo},{freq},{i}\n"
+         freq: str = "usage-based", foo: str = "f", period: str = "2024-01-01") -> str:
+    return f"{period},2024-02-01,{start},{end},{cat},{cost},{cur},{tags},{foo},{freq},{i}\n"
 
 
 def _edge_rows() -> list[str]:
@@ -42,6 +42,7 @@ def _edge_rows() -> list[str]:
     rows[27] = _row(27, cost="1e-5", foo='"q""uote"')
     rows[31] = _row(31, cost="abc", end="bad")                # two rejects on one (rescued) line
     rows[33] = _row(33, cost="0.12345678901234567")           # rounded to 12 decimals
+    rows[29] = _row(29, period="")                            # missing_value: FOCUS requires the billing period
     return rows
 
 
@@ -88,11 +89,12 @@ def test_edge_file_values(tmp_path: Path) -> None:
         (15, "period_reversed", "ChargePeriodEnd", "2023-12-01T00:00:00Z"),
         (19, "unknown_currency", "BillingCurrency", "ZZZ"),
         (23, "missing_value", "BilledCost", None),
+        (31, "missing_value", "BillingPeriodStart", None),
         (33, "invalid_timestamp", "ChargePeriodEnd", "bad"),
         (33, "non_numeric", "BilledCost", "abc"),
     ]
     rows = {r["_source_line"]: r for r in out.tables["billing_charges"].to_pylist()}
-    assert len(rows) == 40 - 9 + 1  # 9 rejected lines (line 33 twice), nothing else dropped
+    assert len(rows) == 40 - 10 + 1  # 10 rejects (line 33 twice), nothing else dropped
     assert rows[7]["BilledCost"] == Decimal("1234567.891")  # rescued from the typed reader
     assert str(rows[11]["ChargePeriodStart"]) == "2024-01-01 00:00:00"  # `00:00Z` without seconds
     assert rows[17]["BillingCurrency"] == "USD"

@@ -52,17 +52,22 @@ def test_cur_sample(public_data: Path) -> None:
     assert "lineItem/UnblendedCost" not in extra  # mapped columns are not repeated
 
 
-CUR_HEADER = ("lineItem/LineItemType,lineItem/UsageStartDate,lineItem/UsageEndDate,lineItem/UnblendedCost,"
-              "savingsPlan/SavingsPlanEffectiveCost,lineItem/CurrencyCode,resourceTags/user:team\n")
+# Every CUR names its billing period (FOCUS requires it: a line without one is a missing_value reject).
+CUR_HEADER = ("bill/BillingPeriodStartDate,bill/BillingPeriodEndDate,lineItem/LineItemType,lineItem/UsageStartDate,"
+              "lineItem/UsageEndDate,lineItem/UnblendedCost,savingsPlan/SavingsPlanEffectiveCost,lineItem/CurrencyCode,"
+              "resourceTags/user:team\n")
+
+
+P = "2023-11-01T00:00:00Z,2023-12-01T00:00:00Z,"  # the billing period of every hand-built CUR line
 
 
 def test_cur_refund_credit_sp_and_bad_rows(tmp_path: Path) -> None:
     p = tmp_path / "cur.csv"
     p.write_text(CUR_HEADER
-                 + "Refund,2023-11-01T00:00:00Z,2023-11-02T00:00:00Z,-5.0,,USD,\n"
-                 + "SavingsPlanCoveredUsage,2023-11-01T00:00:00Z,2023-11-01T01:00:00Z,3.0,1.2,USD, ml \n"
-                 + "Usage,2023-11-01T00:00:00Z,2023-11-01T01:00:00Z,abc,,USD,\n"
-                 + "Usage,2023-11-02T00:00:00Z,2023-11-01T01:00:00Z,1.0,,USD,\n")
+                 + P + "Refund,2023-11-01T00:00:00Z,2023-11-02T00:00:00Z,-5.0,,USD,\n"
+                 + P + "SavingsPlanCoveredUsage,2023-11-01T00:00:00Z,2023-11-01T01:00:00Z,3.0,1.2,USD, ml \n"
+                 + P + "Usage,2023-11-01T00:00:00Z,2023-11-01T01:00:00Z,abc,,USD,\n"
+                 + P + "Usage,2023-11-02T00:00:00Z,2023-11-01T01:00:00Z,1.0,,USD,\n")
     out = aws_cur.parse(p)
     rows = out.tables["billing_charges"].to_pylist()
     assert [(r["ChargeCategory"], r["EffectiveCost"]) for r in rows] == [("Credit", Decimal(-5)), ("Usage", Decimal("1.2"))]
@@ -72,6 +77,18 @@ def test_cur_refund_credit_sp_and_bad_rows(tmp_path: Path) -> None:
     assert [(r.line, r.rule, r.column) for r in out.rejects] == [
         (4, "non_numeric", "BilledCost"), (4, "non_numeric", "EffectiveCost"), (5, "period_reversed", "ChargePeriodEnd"),
     ]
+
+
+def test_a_cur_without_its_billing_period_rejects_every_line(tmp_path: Path) -> None:
+    """FOCUS requires BillingPeriodStart and BillingPeriodEnd; a CUR cut without `bill/` columns cannot
+    place its lines in an invoice month: each line a missing_value reject, named, nothing loaded (before,
+    they loaded with no period and failed the blocking checks downstream, withholding every source)."""
+    p = tmp_path / "cur.csv"
+    p.write_text(CUR_HEADER.split(",", 2)[2] + "Usage,2023-11-01T00:00:00Z,2023-11-01T01:00:00Z,1.0,,USD,\n")
+    out = aws_cur.parse(p)
+    assert out.row_count() == 0
+    assert [(r.line, r.rule, r.column) for r in out.rejects] == [
+        (2, "missing_value", "BillingPeriodEnd"), (2, "missing_value", "BillingPeriodStart")]
 
 
 # ---------------------------------------------------------------- AWS CUR in snake case (CUR 2.0, Athena)
@@ -120,15 +137,16 @@ def test_cur2_resource_tags_map_and_athena_tag_columns(tmp_path: Path) -> None:
     """CUR 2.0 keeps tags in one map column (JSON text in a CSV), Athena's CUR one column per tag; both
     give the tag keys without AWS's `user_` (AWS-generated `aws_` keys keep theirs); empty values dropped.
     The refund, covered-usage and bad rows of the CUR 1.0 case above, in snake case: the same results."""
-    header = ("line_item_line_item_type,line_item_usage_start_date,line_item_usage_end_date,line_item_unblended_cost,"
+    header = ("bill_billing_period_start_date,bill_billing_period_end_date,line_item_line_item_type,"
+              "line_item_usage_start_date,line_item_usage_end_date,line_item_unblended_cost,"
               "savings_plan_savings_plan_effective_cost,line_item_currency_code,resource_tags\n")
     p = tmp_path / "cur2.csv"
     p.write_text(header
-                 + "Refund,2023-11-01T00:00:00Z,2023-11-02T00:00:00Z,-5.0,,USD,\n"
-                 + 'SavingsPlanCoveredUsage,2023-11-01T00:00:00Z,2023-11-01T01:00:00Z,3.0,1.2,USD,'
+                 + P + "Refund,2023-11-01T00:00:00Z,2023-11-02T00:00:00Z,-5.0,,USD,\n"
+                 + P + 'SavingsPlanCoveredUsage,2023-11-01T00:00:00Z,2023-11-01T01:00:00Z,3.0,1.2,USD,'
                  + '"{""user_team"": "" ml "", ""aws_created_by"": ""IAMUser:x"", ""user_env"": """"}"\n'
-                 + "Usage,2023-11-01T00:00:00Z,2023-11-01T01:00:00Z,abc,,USD,\n"
-                 + "Usage,2023-11-02T00:00:00Z,2023-11-01T01:00:00Z,1.0,,USD,\n")
+                 + P + "Usage,2023-11-01T00:00:00Z,2023-11-01T01:00:00Z,abc,,USD,\n"
+                 + P + "Usage,2023-11-02T00:00:00Z,2023-11-01T01:00:00Z,1.0,,USD,\n")
     out = aws_cur.parse_snake(p)
     rows = out.tables["billing_charges"].to_pylist()
     assert [(r["ChargeCategory"], r["EffectiveCost"]) for r in rows] == [("Credit", Decimal(-5)), ("Usage", Decimal("1.2"))]
@@ -138,7 +156,7 @@ def test_cur2_resource_tags_map_and_athena_tag_columns(tmp_path: Path) -> None:
     ]
     athena = tmp_path / "athena.csv"
     athena.write_text(header.replace(",resource_tags\n", ",resource_tags_user_team,resource_tags_user_cost_center\n")
-                      + "Usage,2023-11-01T00:00:00Z,2023-11-01T01:00:00Z,2.0,,USD,ml,CC-1\n")
+                      + P + "Usage,2023-11-01T00:00:00Z,2023-11-01T01:00:00Z,2.0,,USD,ml,CC-1\n")
     tags = aws_cur.parse_snake(athena).tables["billing_charges"].to_pylist()[0]["Tags"]
     assert json.loads(tags) == {"team": "ml", "cost_center": "CC-1"}
 
