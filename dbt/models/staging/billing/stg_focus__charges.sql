@@ -2,6 +2,9 @@
 -- A line without a currency (the FOCUS spec examples have no BillingCurrency column; the parser
 -- names the file in dq_rejects) keeps NULL here: int_billing_charges_current fills it from the
 -- registry's policies.default_currency_by_account or holds the line out (fct_billing_held_out).
+-- A line without EffectiveCost (a FOCUS file without the column, or an empty value) is amortised at its
+-- billed cost, exact for on-demand lines: NULL there failed the blocking checks of every chargeback mart,
+-- withholding the whole publication. The warning check assert_effective_cost_from_billed lists those lines.
 with source as (
     select * from {{ source('billing', 'billing_charges') }}
 ),
@@ -9,7 +12,7 @@ with source as (
 final as (
     select
         _file_hash || ':' || cast(_source_line as string) as charge_key,
-        BilledCost, EffectiveCost, ListCost, ContractedCost, ListUnitPrice, ContractedUnitPrice,
+        BilledCost, coalesce(EffectiveCost, BilledCost) as EffectiveCost, ListCost, ContractedCost, ListUnitPrice, ContractedUnitPrice,
         ConsumedQuantity, PricingQuantity, CommitmentDiscountQuantity,
         BillingPeriodStart, BillingPeriodEnd, ChargePeriodStart, ChargePeriodEnd,
         nullif(upper(trim(BillingCurrency)), '') as BillingCurrency,
