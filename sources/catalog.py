@@ -53,9 +53,9 @@ def _detects(fmt: SourceFormat, path: Path, head: bytes) -> bool:
 def unrecognised_reason(path: Path, family: str) -> str:
     """Why no format of `family` recognised this file and what would make it readable, as a clause for its
     quarantine reason; "" when nothing more is known. In order: a UTF-16/32 byte order mark, Excel's `sep=,`
-    line before the header, a format of
-    the family that knows this near miss (`SourceFormat.near_miss`), a format of another family that reads
-    it (the file is in the wrong folder: it is not loaded there, the folder names the family)."""
+    line before the header (both any family's), a format of the family that knows this near miss
+    (`SourceFormat.near_miss`), a format of another family that reads it (the file is in the wrong folder: it
+    is not loaded there, the folder names the family)."""
     head = read_head(path)
     wide = wide_text_encoding(head)
     if wide:
@@ -64,7 +64,7 @@ def unrecognised_reason(path: Path, family: str) -> str:
     if re.fullmatch(r"(?i)sep=.", first):  # Excel's delimiter hint, before the header
         return f"its first line is Excel's delimiter hint `{first}`, not the header: delete that line"
     for fmt in formats_for(family):
-        hint = fmt.near_miss(head) if fmt.near_miss is not None else None
+        hint = fmt.near_miss(path, head) if fmt.near_miss is not None else None
         if hint:
             return hint
     for fmt in all_formats():

@@ -113,8 +113,8 @@ class SourceFormat:
     # its new files write (pipelines/changed_sources.py). Empty: any table of the family.
     tables: tuple[str, ...] = ()
     # For a file no format of the family recognised: what it looks like to this format and how to make it
-    # readable (a clause for the quarantine reason), else None. Runs on that failure path only.
-    near_miss: Callable[[bytes], str | None] | None = None
+    # readable (a clause for the quarantine reason), else None. Called like `detect`, on that failure path only.
+    near_miss: Callable[[Path, bytes], str | None] | None = None
 
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:

@@ -24,13 +24,7 @@ import duckdb
 import pyarrow as pa
 
 from sources.catalog import recognise, unrecognised_reason
-from sources.common import (
-    BatchedParse,
-    ParseOutput,
-    Reject,
-    SourceFormat,
-    UnreadableFile,
-)
+from sources.common import BatchedParse, ParseOutput, Reject, SourceFormat, UnreadableFile
 from sources.plausibility import gate as plausibility_gate
 from sources.plausibility import gate_stream
 from sources.secrets import scrub_output, scrub_table

@@ -7,21 +7,13 @@ The FOCUS version is not in the file; it is inferred from marker columns (mappin
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 from sources.billing import mappings
 from sources.billing.engine import Staged, connect, direct_columns, finish
 from sources.billing.focus_csv import parse_focus_csv
 from sources.billing.gates import gate
-from sources.billing.reader import (
-    PARQUET_MAGIC,
-    RawFile,
-    head_first_line,
-    header_key,
-    header_keys_from_head,
-    load_file,
-)
+from sources.billing.reader import PARQUET_MAGIC, RawFile, header_key, header_keys_from_head, load_file
 from sources.common import ParseOutput, SourceFormat, UnreadableFile
 
 
@@ -93,13 +85,11 @@ def parse(path: Path) -> ParseOutput:
     return gate(parse_focus_csv(path, lambda raw: _stage(path, raw), _parse_general))
 
 
-def near_miss(head: bytes) -> str | None:
+def near_miss(path: Path, head: bytes) -> str | None:
     """Google Cloud's own billing exports (the console's cost table CSV, the BigQuery standard export saved as
     CSV: `Service description`, `service.description` or `service_description`, and the SKU's): not mapped
     here, since Google Cloud writes FOCUS itself."""
-    line = head_first_line(head)
-    names = next(csv.reader([line]), []) if line else []
-    keys = {header_key(n).replace("_", " ").replace(".", " ") for n in names}
+    keys = {k.replace("_", " ").replace(".", " ") for k in header_keys_from_head(path, head)}
     if {"service description", "sku description"} <= keys:
         return ("it looks like a Google Cloud billing export (the console's cost table or the BigQuery standard "
                 "export), which is not mapped here: export FOCUS instead (Google Cloud's FOCUS BigQuery view), "

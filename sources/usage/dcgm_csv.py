@@ -319,7 +319,7 @@ def _rejects(con: duckdb.DuckDBPyConnection) -> list[Reject]:
 _COUNTER_LINE = re.compile(r"^\s*DCGM_FI_\w+\s*,\s*(gauge|counter|label)\s*,", re.M)
 
 
-def near_miss(head: bytes) -> str | None:
+def near_miss(path: Path, head: bytes) -> str | None:
     """dcgm-exporter's metrics configuration (`default-counters.csv`, `dcp-metrics-included.csv`): which DCGM
     fields to export, not samples of them."""
     if _COUNTER_LINE.search(head_text(head)):

@@ -86,7 +86,7 @@ _SMI_VALUE = re.compile(r"\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(\.\d+)?"  # timest
 QUERY_EXAMPLE = "nvidia-smi --query-gpu=timestamp,uuid,index,name,utilization.gpu,memory.used,memory.total --format=csv -l 60"
 
 
-def near_miss(head: bytes) -> str | None:
+def near_miss(path: Path, head: bytes) -> str | None:
     """Other nvidia-smi output in the usage folder, named with what to capture instead: a query without its
     header line (`--format=csv,noheader`: the fields cannot be named), the summary table or `-q` report
     (one snapshot, not samples over time), or the MIG profile tables (what slices a GPU can have)."""
@@ -98,9 +98,8 @@ def near_miss(head: bytes) -> str | None:
         return ("it is nvidia-smi's MIG profile table (`nvidia-smi mig -lgip` or `-lgipp`): the slices a GPU can have, "
                 "not their use (the ledger's MIG profiles are in reference/); slice usage comes from DCGM or a "
                 "query of MIG devices")
-    line = next((ln for ln in text.splitlines() if ln.strip()), "")
-    first = next(csv.reader(io.StringIO(line), skipinitialspace=True), [])
-    if len(first) > 1 and any(_SMI_VALUE.fullmatch(v.strip()) for v in first):
+    first = _header(head)  # the first line's fields, as a header would be read
+    if len(first) > 1 and any(_SMI_VALUE.fullmatch(v) for v in first):
         return ("it looks like a GPU query's CSV without its header line (nvidia-smi `--format=csv,noheader`): its "
                 "fields cannot be named; export with `--format=csv`, or add the query's field list (e.g. `timestamp, "
                 "pid, process_name, gpu_uuid, used_memory`) as the first line")
