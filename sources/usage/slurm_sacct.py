@@ -176,6 +176,12 @@ def parse_sacct(path: Path, tz: str = DEFAULT_SLURM_TZ) -> ParseOutput:
         f"select _line, jobid_full from _rows where not regexp_matches(jobid_full, {_lit(_JOBID_RE)})"
     ).fetchall()
     rejects += [Reject(int(n), "invalid_job_id", "JobID is not a Slurm job id", "JobID", v) for n, v in bad_ids]
+    # A line with values but no JobID cannot be a job or be folded into one: rejected with its line, never
+    # dropped unseen (a line with no value at all is a blank line, not a record).
+    no_ids = con.execute(
+        f"select _line from _raw where {jobid} is null and trim(concat_ws('', *columns(* exclude (_line, ordinality)))) <> ''"
+    ).fetchall()
+    rejects += [Reject(int(n), "missing_value", "JobID is empty", "JobID", None) for (n,) in no_ids]
 
     con.execute(
         f"""create temp view _steps as

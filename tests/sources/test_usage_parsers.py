@@ -311,6 +311,21 @@ def test_sacct_pipe_header_reversed_and_bad(tmp_path: Path) -> None:
     load_in_memory(out, "usage")
 
 
+def test_sacct_line_without_a_job_id_is_rejected_not_dropped(tmp_path: Path) -> None:
+    # Line 3 holds a whole job (2 GPUs for an hour) but no JobID: it is neither a job nor a step of one,
+    # so it must be a reject naming its line; the blank line 4 is no record and no reject.
+    f = tmp_path / "s.txt"
+    f.write_text(
+        "JobID|State|Start|End|AllocTRES|NodeList\n"
+        "30|COMPLETED|2024-01-01T00:00:00|2024-01-01T01:00:00|gres/gpu=2|n1\n"
+        "|COMPLETED|2024-01-01T00:00:00|2024-01-01T01:00:00|gres/gpu=2|n1\n"
+        "|||||\n"
+    )
+    out = slurm_sacct.parse(f)
+    assert [(r.line, r.rule, r.column) for r in out.rejects] == [(3, "missing_value", "JobID")]
+    assert [(r["job_id"], r["gpu_hours"]) for r in _rows(out, "gpu_jobs")] == [("30", 2.0)]
+
+
 def test_sacct_unknown_state_and_duration_formats(tmp_path: Path) -> None:
     f = tmp_path / "t.txt"
     f.write_text(
