@@ -2,10 +2,15 @@
 (sources/catalog.py `unrecognised_reason`): nvidia-smi output other than a CSV query with its header (the
 real H200 capture: a query saved with `--format=csv,noheader`, the `-q` report, the MIG profile tables),
 dcgm-exporter's metrics configuration, Google Cloud's own billing exports, Excel's `sep=` line above a header,
-and a file another family reads (put in the wrong folder). The capture's two query CSVs load as they are."""
+workbooks and archives other than gzip, and a file another family reads (put in the wrong folder). The capture's two query CSVs load as they are."""
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import io
+import lzma
+import zipfile
 from pathlib import Path
 
 import duckdb
@@ -107,3 +112,34 @@ def test_excels_delimiter_line_before_the_header_is_named(tmp_path: Path) -> Non
 def test_a_file_nothing_reads_keeps_the_plain_reason(tmp_path: Path) -> None:
     con: duckdb.DuckDBPyConnection = _ingest(tmp_path, "usage", {"notes.csv": b"colour,size\nred,3\n"})
     assert _loads(con)["notes.csv"] == ("unknown_format", 0, f"notes.csv: {PREFIX}")
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buf.getvalue()
+
+
+def test_workbooks_and_archives_other_than_gzip_are_named_and_gzip_loads(tmp_path: Path) -> None:
+    """The FOCUS sample zipped (AWS's legacy CUR can be delivered as ZIP), bzip2- and xz-compressed, an .xlsx
+    (a ZIP holding `[Content_Types].xml` and `xl/`) and an .xls (OLE2 magic): each named with what to do. The
+    same sample gzip-compressed loads its 14 lines (`wc -l` = 15 with the header)."""
+    focus = (SAMPLES / "billing" / "focus_1.2_fleet_2025-04_constructed.csv").read_bytes()
+    xlsx = _zip({"[Content_Types].xml": b"<Types/>", "xl/workbook.xml": b"<workbook/>"})
+    files = {"cur.csv.zip": _zip({"cur/cur-00001.csv": focus}), "f.csv.bz2": bz2.compress(focus),
+             "f.csv.xz": lzma.compress(focus), "costs.xlsx": xlsx,
+             "costs.xls": b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 512, "f.csv.gz": gzip.compress(focus)}
+    loads = _loads(_ingest(tmp_path, "billing", files))
+    prefix = "no known billing format matches this file's content"
+    assert loads["cur.csv.zip"] == ("unknown_format", 0, f"cur.csv.zip: {prefix} (it is a ZIP archive (1 file: "
+                                    "cur/cur-00001.csv): unzip it into this folder, or compress each file with gzip "
+                                    "(read as it is))")
+    for name, kind in (("f.csv.bz2", "bzip2"), ("f.csv.xz", "xz")):
+        assert loads[name] == ("unknown_format", 0, f"{name}: {prefix} (it is {kind}-compressed: decompress it, or "
+                                                    "compress it with gzip (read as it is))")
+    assert loads["costs.xlsx"][2] == f"costs.xlsx: {prefix} (it is an Excel workbook (.xlsx): save the sheet as CSV UTF-8)"
+    assert loads["costs.xls"][2] == (f"costs.xls: {prefix} (it is an Excel 97-2003 workbook (.xls): save the sheet "
+                                     "as CSV UTF-8)")
+    assert loads["f.csv.gz"][:2] == ("loaded", 14)
