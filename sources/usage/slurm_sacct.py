@@ -15,7 +15,8 @@ Read with DuckDB (all text), typed in SQL. Handles:
 - array tasks `5908801_3` (array_job_id `5908801`).
 Local times are converted with DEFAULT_SLURM_TZ (UTC until the site registry configures the
 cluster's zone; Hábrók is Europe/Amsterdam): `parse_sacct(path, tz=...)`.
-A job whose End is before its Start is rejected (period_reversed).
+A job whose End is before its Start is rejected (period_reversed); so is a line with values but no JobID, and a
+job that ran (Elapsed > 0) without a Start, which no hour could hold (missing_value).
 """
 
 from __future__ import annotations
@@ -224,16 +225,20 @@ def parse_sacct(path: Path, tz: str = DEFAULT_SLURM_TZ) -> ParseOutput:
     )
     _mig_profiles(con)
     checks = con.execute(
-        """select _line, job_id, submit_raw, start_raw, end_raw, started_at, ended_at, submitted_at, state_raw, state
-        from _jobs"""
+        """select _line, job_id, submit_raw, start_raw, end_raw, started_at, ended_at, submitted_at, state_raw, state,
+            elapsed_s from _jobs"""
     ).fetchall()
     bad_lines: set[int] = set()
     unknown_states: set[str] = set()
-    for line, job_id, sub_raw, st_raw, en_raw, st, en, sub, state_raw, state in checks:
+    for line, job_id, sub_raw, st_raw, en_raw, st, en, sub, state_raw, state, elapsed in checks:
         for raw, parsed, name in ((sub_raw, sub, "Submit"), (st_raw, st, "Start"), (en_raw, en, "End")):
             if raw is not None and parsed is None and raw not in ("Unknown", "None"):
                 rejects.append(Reject(int(line), "invalid_timestamp", f"{name} is not a timestamp", name, raw))
                 bad_lines.add(int(line))
+        if st is None and elapsed and int(line) not in bad_lines:  # it ran, but from when: no hour could hold it
+            rejects.append(Reject(int(line), "missing_value", f"job {job_id} ran {elapsed:g} s but has no Start",
+                                  "Start", st_raw))
+            bad_lines.add(int(line))
         if st is not None and en is not None and en < st:
             rejects.append(Reject(int(line), "period_reversed", f"job {job_id} ends before it starts", "End", en_raw))
             bad_lines.add(int(line))

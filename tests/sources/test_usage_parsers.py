@@ -326,6 +326,23 @@ def test_sacct_line_without_a_job_id_is_rejected_not_dropped(tmp_path: Path) -> 
     assert [(r["job_id"], r["gpu_hours"]) for r in _rows(out, "gpu_jobs")] == [("30", 2.0)]
 
 
+def test_sacct_job_that_ran_without_a_start_is_rejected(tmp_path: Path) -> None:
+    # Job 40 ran an hour on 2 GPUs (Elapsed 01:00:00) but has no Start: no hour can hold its 2 GPU-hours, so
+    # it is a reject naming line 2, not a job the hourly usage silently leaves out. Job 41 never started
+    # (Start Unknown, Elapsed 0: cancelled while pending) and job 42 is whole: both kept (0 and 2 GPU-hours).
+    f = tmp_path / "s.txt"
+    f.write_text(
+        "JobID|State|Start|End|Elapsed|AllocTRES|NodeList\n"
+        "40|COMPLETED||2024-01-01T01:00:00|01:00:00|gres/gpu=2|n1\n"
+        "41|CANCELLED|Unknown|2024-01-01T01:00:00|00:00:00|gres/gpu=2|None assigned\n"
+        "42|COMPLETED|2024-01-01T00:00:00|2024-01-01T01:00:00|01:00:00|gres/gpu=2|n1\n"
+    )
+    out = slurm_sacct.parse(f)
+    assert [(r.line, r.rule, r.column, r.message) for r in out.rejects] == [
+        (2, "missing_value", "Start", "job 40 ran 3600 s but has no Start")]
+    assert [(r["job_id"], r["gpu_hours"]) for r in _rows(out, "gpu_jobs")] == [("41", 0.0), ("42", 2.0)]
+
+
 def test_sacct_unknown_state_and_duration_formats(tmp_path: Path) -> None:
     f = tmp_path / "t.txt"
     f.write_text(
