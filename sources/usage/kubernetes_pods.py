@@ -15,7 +15,11 @@ not counted):
 
 gpu_hours = gpu_count x elapsed hours (devices, not shares). A pod whose GPU resource value is
 not a number is a reject naming the pod; pods without GPU resources are skipped (counted in a
-warning). Small JSON documents: walked in Python.
+warning). Any other resource naming a GPU (`nvidia.com/gpu.shared`: the device plugin's time-sliced
+replicas, whose share of a GPU the pod does not say; `amd.com/gpu`; `gpu.intel.com/i915`) is not priced:
+a pod asking only for such resources is an `unsupported_gpu_resource` reject naming them, never skipped
+as a pod without GPUs; a pod asking for them beside priced devices loads those, with a warning.
+Small JSON documents: walked in Python.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ MEMORY_PERCENT = "nvidia.com/gpumem-percentage"
 MEMORY_MIB = "nvidia.com/gpumem"
 HAMI_DEFAULT_DEVICES = 1.0
 PRODUCT = "nvidia.com/gpu.product"
+_READ = {*DEVICE_RESOURCES, CORES, MEMORY_PERCENT, MEMORY_MIB, PRODUCT}
 PHASES = {"Succeeded": "COMPLETED", "Failed": "FAILED", "Running": "RUNNING", "Pending": "PENDING"}
 _DETECT = re.compile(r'"kind"\s*:\s*"Pod(?:List)?"')
 _EMPTY_LIST = re.compile(r'"items"\s*:\s*\[\s*\]')
@@ -98,6 +103,7 @@ class PodGpus:
 
     devices: float = 0.0
     whole: float = 0.0  # devices that are neither MIG slices nor HAMi defaults
+    unsupported: dict[str, str] = field(default_factory=dict)  # other resources naming a GPU, as asked
     mig: dict[str, float] = field(default_factory=dict)
     cores: list[tuple[float, float | None]] = field(default_factory=list)  # (devices, share) per container
     memory: list[tuple[float, float | None]] = field(default_factory=list)
@@ -107,6 +113,10 @@ class PodGpus:
         devices = sum(_quantity(r, resources[r]) for r in DEVICE_RESOURCES if r in resources)
         self.whole += devices
         for name, value in resources.items():
+            if "gpu" in name.lower() and name not in _READ and not name.lower().startswith(MIG_PREFIX) \
+                    and str(value).strip() not in ("0", "0.0", ""):
+                # listed as asked (any Kubernetes quantity): it is reported, not priced
+                self.unsupported[name] = ", ".join(filter(None, (self.unsupported.get(name), str(value).strip())))
             if name.lower().startswith(MIG_PREFIX):
                 n = _quantity(name, value)
                 profile = normalise_profile(name[len(MIG_PREFIX):]) or name[len(MIG_PREFIX):].lower()
@@ -165,8 +175,15 @@ def _pod_row(pod: dict[str, Any], index: int, notes: dict[str, list[str]]) -> di
     except (AttributeError, TypeError) as exc:  # a container or resource map that is not an object
         return Reject(index, "malformed_pod", f"pod {who}: spec.containers is not a list of objects ({exc})",
                       "spec.containers", None)
+    asked = ", ".join(f"{k}: {v}" for k, v in sorted(gpus.unsupported.items()))
     if not gpus.devices:
+        if asked:
+            return Reject(index, "unsupported_gpu_resource", f"pod {who} asks for {asked}: a GPU resource the ledger "
+                          "does not price (time-sliced replicas do not say their share of a GPU)",
+                          sorted(gpus.unsupported)[0], asked[:200])
         return None
+    if asked:
+        notes["unsupported"].append(f"{who} ({asked})")
     if not name:
         return Reject(index, "missing_value", f"item {index} asks for GPUs but has no metadata.name", "metadata.name", None)
     try:
@@ -220,7 +237,7 @@ def parse(path: Path) -> ParseOutput:
         raise UnreadableFile(path, getattr(exc, "lineno", None), f"not valid JSON: {exc}") from exc
     rows: list[dict[str, Any]] = []
     rejects: list[Reject] = []
-    notes: dict[str, list[str]] = {"mixed_mig": [], "partial_share": [], "phases": []}
+    notes: dict[str, list[str]] = {"mixed_mig": [], "partial_share": [], "phases": [], "unsupported": []}
     skipped = other_kinds = 0
     for index, item in enumerate(_items(doc, path), start=1):
         if not isinstance(item, dict):
@@ -248,6 +265,9 @@ def parse(path: Path) -> ParseOutput:
     if notes["partial_share"]:
         warnings.append(f"pod(s) where only some GPU containers state a HAMi share (the others counted as whole "
                         f"devices): {', '.join(notes['partial_share'][:10])}")
+    if notes["unsupported"]:
+        warnings.append(f"pod(s) also asking for GPU resources the ledger does not price (their priced devices "
+                        f"loaded): {', '.join(notes['unsupported'][:10])}")
     if notes["phases"]:
         warnings.append(f"unknown pod phase(s), state left NULL: {', '.join(sorted(set(notes['phases'])))}")
     seen: set[str] = set()

@@ -154,6 +154,29 @@ def test_kubernetes_pods_bad_values_reject_only_their_pod(tmp_path: Path) -> Non
     assert "'yesterday'" in out.rejects[3].message and "ns/when" in out.rejects[3].message
 
 
+def test_gpu_resources_the_ledger_does_not_price_are_rejected_or_warned_never_skipped(tmp_path: Path) -> None:
+    """`nvidia.com/gpu.shared` (the NVIDIA device plugin's time-sliced replicas, renameByDefault) and `amd.com/gpu`
+    say nothing of a share of a priced GPU: a pod asking only for them is a reject naming the resource (item 1:
+    two containers, 1 + 1 replicas, listed as asked; item 2), not one of the pods without GPUs; item 3 asks for
+    one whole GPU beside a replica and loads that GPU (gpu_count 1) with a warning; item 4 asks for none."""
+    ts = _pod("ts", {"limits": {"nvidia.com/gpu.shared": 1}})
+    ts["spec"]["containers"].append({"name": "d", "resources": {"requests": {"nvidia.com/gpu.shared": "1"}}})
+    items = [
+        ts,
+        _pod("amd", {"limits": {"amd.com/gpu": 2}}),
+        _pod("both", {"limits": {"nvidia.com/gpu": 1, "nvidia.com/gpu.shared": 1}}),
+        _pod("cpu", {"limits": {"cpu": "4", "nvidia.com/gpu.shared": 0}}),
+    ]
+    out = kubernetes_pods.parse(_write(tmp_path / "p.json", {"apiVersion": "v1", "kind": "PodList", "items": items}))
+    assert [(r["pod"], r["gpu_count"]) for r in out.tables["gpu_jobs"].to_pylist()] == [("both", 1.0)]
+    assert [(r.line, r.rule, r.column, r.value) for r in out.rejects] == [
+        (1, "unsupported_gpu_resource", "nvidia.com/gpu.shared", "nvidia.com/gpu.shared: 1, 1"),
+        (2, "unsupported_gpu_resource", "amd.com/gpu", "amd.com/gpu: 2")]
+    assert out.rejects[0].message.startswith("pod ns/ts asks for nvidia.com/gpu.shared: 1, 1: a GPU resource the ledger")
+    assert "1 pod(s) without GPU resources skipped" in out.warnings
+    assert any(w.endswith("loaded): ns/both (nvidia.com/gpu.shared: 1)") for w in out.warnings)
+
+
 def test_kubernetes_pods_unreadable_files(tmp_path: Path) -> None:
     truncated = tmp_path / "t.json"
     truncated.write_text('{"apiVersion": "v1", "kind": "PodList", "items": [{"metadata": {')
