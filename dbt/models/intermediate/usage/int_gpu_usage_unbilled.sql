@@ -21,7 +21,7 @@
 --      GPU model runs in that hour (run_covered_gpu_hours): int_gpu_work_events prices the run;
 --   3. else unbilled (unbilled_gpu_hours): int_gpu_work_events turns it into GPU work priced by
 --      list price, owned hardware, or listed as unpriced (fct_unpriced_usage).
--- allocated = bill_covered + run_covered + unbilled on every row (assert_usage_hours_partitioned).
+-- allocated = bill_covered + run_covered + unbilled on every row (assert_usage_gpu_hours_counted_once).
 -- The site (registry policies owned_hardware.sites, usage_providers; int_gpu_sites) says where the
 -- pool runs: owned hardware, or a rented provider with no bill line.
 -- Incremental by UTC day (macros/incremental_days.sql): every rule above reads rows of one hour (usage,
