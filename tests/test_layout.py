@@ -147,3 +147,29 @@ def test_the_citation_check_is_not_vacuous() -> None:
     cited = f"a ({word} 23) b\nfine\nsee {word.title()} #7\n{word}s 19 and 22\nSes" + "sion 14's figure\n"
     assert citations(cited) == [1, 3, 4, 5]
     assert citations(f"a known {word}\n8 sessions need 1 replica\nthe {word}, 3 times over\n") == []
+
+
+CHECK_NAME = re.compile(r"\bassert_[a-z0-9_]+[a-z0-9]")
+
+
+def cited_checks(text: str) -> set[str]:
+    """The singular dbt checks (`assert_<rule>`) a text names."""
+    return set(CHECK_NAME.findall(text))
+
+
+def test_every_check_a_text_cites_exists() -> None:
+    """A comment, yml description or doc that names a singular dbt check names one that runs: a renamed or
+    merged check left behind in prose promises a guard that is not there."""
+    tests = {p.stem for p in (REPO / "dbt" / "tests").glob("*.sql")}
+    texts = [REPO / "README.md", REPO / "BENCHMARKS.md", *(REPO / "docs").rglob("*.md"),
+             *(REPO / "dbt" / "models").rglob("*.sql"), *(REPO / "dbt" / "models").rglob("*.yml"),
+             *(REPO / "dbt" / "macros").rglob("*.sql"), *(REPO / "dbt" / "tests").glob("*.sql")]
+    missing = sorted(f"{p.relative_to(REPO)}: {name}" for p in texts for name in cited_checks(p.read_text())
+                     if name not in tests)
+    assert missing == [], "these checks do not exist in dbt/tests:\n" + "\n".join(missing)
+
+
+def test_the_cited_check_rule_is_not_vacuous() -> None:
+    assert cited_checks("see assert_gpu_idle_identity, and assert_foo_bar (blocking).") == {
+        "assert_gpu_idle_identity", "assert_foo_bar"}
+    assert cited_checks("assert x == 1; assertion; an_assert_") == set()
