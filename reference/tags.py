@@ -25,8 +25,11 @@ import re
 #: `policies.tag_keys.<dimension>` replaces one dimension's list and may spell keys any way (they are
 #: normalised like the bill's keys).
 DEFAULT_TAG_KEYS: dict[str, tuple[str, ...]] = {
-    "team": ("team", "team_name", "owner_team", "business_unit", "cost_center"),
-    "workload": ("workload", "workload_id", "application", "app"),
+    # then the spellings the rule cannot reach (British, and all-lower-case glued words, which GCP labels
+    # allow only in lower case): the same keys, after every split one so their precedence is unchanged
+    "team": ("team", "team_name", "owner_team", "business_unit", "cost_center",
+             "cost_centre", "costcenter", "costcentre", "teamname", "ownerteam", "businessunit"),
+    "workload": ("workload", "workload_id", "application", "app", "workloadid"),
     "environment": ("environment", "env"),
 }
 
