@@ -189,6 +189,12 @@ def make_parse(spec: CsvSpec):
                 )
         for k in spec.key:
             checks.append(f"select _source_line, 'missing_key', '{k} is empty', '{k}', null from typed where {_q(k)} is null")
+        # The workload a row belongs to, left empty: it cannot be costed or charged, and it reached the marts as
+        # a NULL key, whose blocking checks then withheld every source's publication. (Other required columns
+        # may be empty where the row says it another way: gpu_count from an instance named in gpu_model.)
+        if "workload_id" in spec.required and "workload_id" not in spec.key:
+            checks.append("select _source_line, 'missing_value', 'workload_id is empty', 'workload_id', null "
+                          "from raw_rows where nullif(trim(workload_id), '') is null")
         for c, allowed in spec.enums.items():
             if c in present:
                 lst = ", ".join(f"'{a}'" for a in allowed)

@@ -101,6 +101,24 @@ def test_period_reversed_and_bad_timestamp(tmp_path: Path) -> None:
     assert out.tables["media_batches"]["batch_id"].to_pylist() == ["b4"]
 
 
+@pytest.mark.parametrize("name,table", [("training_runs.csv", "training_runs"), ("eval_runs.csv", "eval_runs"),
+                                        ("media_batches.csv", "media_batches"), ("ops_tests.csv", "ops_tests")])
+def test_a_row_without_its_workload_is_rejected_and_the_others_kept(tmp_path: Path, name: str, table: str) -> None:
+    """Each sample with workload_id emptied on its second row (file line 3, padded with spaces): that row is a
+    missing_value reject; every other row loads, as the sample's own count minus one. Before, the row loaded
+    with a NULL workload and the marts' blocking checks withheld the whole publication."""
+    rows = list(csv.DictReader((SAMPLES / name).open(newline="")))
+    rows[1]["workload_id"] = "  "
+    path = tmp_path / name
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    out = PARSE[table](path)
+    assert [(r.line, r.rule, r.column) for r in out.rejects] == [(3, "missing_value", "workload_id")]
+    assert out.tables[table].num_rows == len(rows) - 1
+
+
 def test_missing_required_header_is_unreadable(tmp_path: Path) -> None:
     p = tmp_path / "q.csv"
     p.write_text("workload_id,day,produced\nx,2025-01-01,1\n")
