@@ -14,7 +14,8 @@
 --     a GPU-hour (int_owned_hardware_rates: capex amortisation + power + operations);
 --   'list-priced': the observed price of the same provider, GPU model and pricing category valid at
 --     that time (reference region first, then the cheapest region); when the category was never
---     observed, the on-demand rate times the registry's pricing_category_factors, labelled "assumed".
+--     observed, the on-demand rate times the registry's pricing_category_factors, labelled "assumed"; a run
+--     record that names no category is priced on-demand, labelled "assumed" too.
 --     A run record whose provider has no price for the GPU borrows the cheapest observed provider,
 --     labelled so;
 --   'unpriced': no rate, with the reason (unpriced_reason) and a NULL amount, never 0: unknown GPU
@@ -70,7 +71,9 @@ candidates as (
         rates.first_observed_at,
         rates.source as rate_source,
         rates.provider = list_events.provider as same_provider,
-        rates.pricing_category = list_events.pricing_category as same_category,
+        -- A run record naming no pricing_category is priced on-demand, labelled (rate_basis): NULL here made
+        -- every rule below NULL, and the line reached the cost lines with no amount and no reason.
+        rates.pricing_category = coalesce(list_events.pricing_category, 'on-demand') as same_category,
         rates.region = {{ json_text('policies.reference_regions', 'rates.provider') }} as reference_region,
         rates.valid_from <= list_events.event_at and (rates.valid_to is null or list_events.event_at < rates.valid_to) as valid_then,
         abs({{ seconds_between('rates.valid_from', 'list_events.event_at') }}) as seconds_away
@@ -176,6 +179,7 @@ final as (
             else concat_ws('; ',
                 case when not same_provider or provider is null
                      then 'price of ' || rate_provider || ' (none observed for ' || coalesce(provider, 'no provider') || ')' end,
+                case when pricing_category is null then 'assumed: on-demand (the run names no pricing_category)' end,
                 case when not same_category then 'assumed: on-demand x ' || pricing_category || ' factor' end,
                 case when not valid_then then 'nearest observation in time, not valid at run time' end)
         end as rate_basis
