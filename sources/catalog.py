@@ -53,10 +53,10 @@ def _detects(fmt: SourceFormat, path: Path, head: bytes) -> bool:
 
 def unrecognised_reason(path: Path, family: str) -> str:
     """Why no format of `family` recognised this file and what would make it readable, as a clause for its
-    quarantine reason; "" when nothing more is known. In order: a UTF-16/32 byte order mark, Excel's `sep=,`
-    line before the header, a workbook or an archive other than gzip (all any family's), a format of the family that knows this near miss
-    (`SourceFormat.near_miss`), a format of another family that reads it (the file is in the wrong folder: it
-    is not loaded there, the folder names the family)."""
+    quarantine reason; "" when nothing more is known. In order: a UTF-16/32 byte order mark, a workbook or an
+    archive other than gzip, Excel's `sep=,` line before the header (all three any family's), a format of the
+    family that knows this near miss (`SourceFormat.near_miss`), a format of another family that reads it (the
+    file is in the wrong folder: it is not loaded there, the folder names the family)."""
     head = read_head(path)
     wide = wide_text_encoding(head)
     if wide:
