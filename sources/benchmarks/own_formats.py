@@ -195,6 +195,13 @@ def make_parse(spec: CsvSpec):
         if "workload_id" in spec.required and "workload_id" not in spec.key:
             checks.append("select _source_line, 'missing_value', 'workload_id is empty', 'workload_id', null "
                           "from raw_rows where nullif(trim(workload_id), '') is null")
+        # Likewise a run without its start: no day or month holds its cost (an eval run's cost lines reached the
+        # marts with no period). Without the column at all, every row says so.
+        if spec.period:
+            start = spec.period[0]
+            empty = f"nullif(trim({_q(start)}), '') is null" if start in present else "true"
+            checks.append(f"select _source_line, 'missing_value', '{start} is empty: no day or month holds the run', "
+                          f"'{start}', null from raw_rows where {empty}")
         for c, allowed in spec.enums.items():
             if c in present:
                 lst = ", ".join(f"'{a}'" for a in allowed)

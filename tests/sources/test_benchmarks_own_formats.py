@@ -119,6 +119,34 @@ def test_a_row_without_its_workload_is_rejected_and_the_others_kept(tmp_path: Pa
     assert out.tables[table].num_rows == len(rows) - 1
 
 
+@pytest.mark.parametrize("name,table", [("training_runs.csv", "training_runs"), ("eval_runs.csv", "eval_runs"),
+                                        ("media_batches.csv", "media_batches")])
+def test_a_run_without_its_start_is_rejected_and_the_others_kept(tmp_path: Path, name: str, table: str) -> None:
+    """started_at emptied on the third row (file line 4): a missing_value reject; before, an eval run's cost
+    lines reached the marts with no period and the blocking checks withheld the publication. The same sample
+    without the started_at column at all (eval runs and media batches may omit it): every row rejected."""
+    rows = list(csv.DictReader((SAMPLES / name).open(newline="")))
+    rows[2]["started_at"] = ""
+    path = tmp_path / name
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    out = PARSE[table](path)
+    assert [(r.line, r.rule, r.column) for r in out.rejects] == [(4, "missing_value", "started_at")]
+    assert out.tables[table].num_rows == len(rows) - 1
+    if "started_at" in SPEC[table].required:
+        return
+    fields = [f for f in rows[0] if f != "started_at"]
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    out = PARSE[table](path)
+    assert sorted(r.line for r in out.rejects if r.column == "started_at") == list(range(2, len(rows) + 2))
+    assert out.tables[table].num_rows == 0
+
+
 def test_missing_required_header_is_unreadable(tmp_path: Path) -> None:
     p = tmp_path / "q.csv"
     p.write_text("workload_id,day,produced\nx,2025-01-01,1\n")
