@@ -230,6 +230,7 @@ def parse_sacct(path: Path, tz: str = DEFAULT_SLURM_TZ) -> ParseOutput:
     ).fetchall()
     bad_lines: set[int] = set()
     unknown_states: set[str] = set()
+    no_state: list[str] = []
     for line, job_id, sub_raw, st_raw, en_raw, st, en, sub, state_raw, state, elapsed in checks:
         for raw, parsed, name in ((sub_raw, sub, "Submit"), (st_raw, st, "Start"), (en_raw, en, "End")):
             if raw is not None and parsed is None and raw not in ("Unknown", "None"):
@@ -244,6 +245,8 @@ def parse_sacct(path: Path, tz: str = DEFAULT_SLURM_TZ) -> ParseOutput:
             bad_lines.add(int(line))
         if state_raw and state is None:
             unknown_states.add(state_raw)
+        elif not state_raw and int(line) not in bad_lines:
+            no_state.append(str(job_id))
     bad_list = "[" + ",".join(str(n) for n in sorted(bad_lines)) + "]"
     table = con.execute(
         f"""select 'slurm' as scheduler, cluster, job_id, array_job_id, job_name, user_name, account, partition,
@@ -274,6 +277,8 @@ def parse_sacct(path: Path, tz: str = DEFAULT_SLURM_TZ) -> ParseOutput:
                         f"most devices: {', '.join(mixed[:10])}")
     if unknown_states:
         warnings.append(f"unknown Slurm state(s), state left NULL: {', '.join(sorted(unknown_states))}")
+    if no_state:  # neither failed nor completed: its GPU-hours count as compute, never as failure waste
+        warnings.append(f"{len(no_state)} job(s) with an empty State, state left NULL: {', '.join(no_state[:10])}")
     gpu_part_no_gres = con.execute(
         "select count(*) from _jobs where gpu_count = 0 and (partition ilike '%gpu%' or node_list ilike '%gpu%')"
     ).fetchone()[0]

@@ -340,6 +340,7 @@ def test_sacct_job_that_ran_without_a_start_is_rejected(tmp_path: Path) -> None:
     out = slurm_sacct.parse(f)
     assert [(r.line, r.rule, r.column, r.message) for r in out.rejects] == [
         (2, "missing_value", "Start", "job 40 ran 3600 s but has no Start")]
+    assert not any("empty State" in w for w in out.warnings)
     assert [(r["job_id"], r["gpu_hours"]) for r in _rows(out, "gpu_jobs")] == [("41", 0.0), ("42", 2.0)]
 
 
@@ -349,10 +350,12 @@ def test_sacct_unknown_state_and_duration_formats(tmp_path: Path) -> None:
         "JobID\tState\tStart\tEnd\tElapsed\tAllocTRES\n"
         "20\tWEIRD\t2024-01-01T00:00:00\t2024-01-01T00:23:08\t23:08.500\tgres/gpu=1\n"
         "21\tCOMPLETED\t2024-01-01T00:00:00\t2024-01-02T02:03:04\t1-02:03:04\tcpu=1\n"
+        "22\t\t2024-01-01T00:00:00\t2024-01-01T01:00:00\t01:00:00\tgres/gpu=1\n"
     )
     out = slurm_sacct.parse(f)
     rows = {r["job_id"]: r for r in _rows(out, "gpu_jobs")}
     assert rows["20"]["state"] is None and rows["20"]["elapsed_s"] == pytest.approx(1388.5)
+    assert rows["22"]["state"] is None and "1 job(s) with an empty State, state left NULL: 22" in out.warnings
     assert rows["21"]["elapsed_s"] == 93784 and rows["21"]["gpu_count"] == 0
     assert any("unknown Slurm state" in w for w in out.warnings)
 
