@@ -2,7 +2,8 @@
 (sources/catalog.py `unrecognised_reason`): nvidia-smi output other than a CSV query with its header (the
 real H200 capture: a query saved with `--format=csv,noheader`, the `-q` report, the MIG profile tables),
 dcgm-exporter's metrics configuration, Google Cloud's own billing exports, Excel's `sep=` line above a header,
-workbooks and archives other than gzip, and a file another family reads (put in the wrong folder). The capture's two query CSVs load as they are."""
+workbooks and archives other than gzip, and a file another family reads (put in the wrong folder). The
+capture's two query CSVs load as they are."""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@
 --   bill      the GPUs of a GPU bill line's resource (instance x GPUs per instance), indexes 0..n-1, its
 --             billed hours; a telemetry GPU on that host and index is the same row.
 -- capacity_gpu_hours: the hours the GPU existed (scontrol: node hours; bill: billed GPU-hours per GPU;
--- telemetry only: hours it was seen). assert_physical_gpu_within_its_hours fails a GPU credited with more than its hours.
+-- telemetry only: hours it was seen). assert_physical_gpu_within_its_hours fails a GPU credited with more
+-- GPU-hours than the hours from its first to its last.
 with nodes as (
     select * from {{ ref('int_gpu_nodes') }}
 ),
