@@ -138,6 +138,9 @@ def _parse_with(path: Path, layout: _Layout) -> ParseOutput:
             when cur is null or cur not in ({currencies}) then 'unknown_currency'
             when obs_ts is null then 'invalid_timestamp'
             when coalesce(trim({layout.sku}), '') = '' then 'missing_sku'
+            -- the source URL is built from the row's commit (and path): without them a price has no source,
+            -- and the staging check on it withheld every source's publication
+            when coalesce(trim("commit"), '') = '' or ({layout.source_sql}) is null then 'missing_source'
         end as rule
         from classified""",
     )
@@ -148,10 +151,12 @@ def _parse_with(path: Path, layout: _Layout) -> ParseOutput:
                 case when rule in ('unknown_currency') then 'currency'
                      when rule = 'invalid_timestamp' then 'generated_at'
                      when rule = 'missing_sku' then '{layout.sku}'
+                     when rule = 'missing_source' then 'commit'
                      else '{layout.price}' end,
                 case when rule = 'unknown_currency' then currency
                      when rule = 'invalid_timestamp' then coalesce(generated_at, '') || ' / ' || coalesce(commit_date, '')
                      when rule = 'missing_sku' then {layout.sku}
+                     when rule = 'missing_source' then "commit"
                      else {layout.price} end
             from judged where rule is not null order by _source_line"""
         ).fetchall()
@@ -195,6 +200,7 @@ def _reject_message(rule: str, value: str | None) -> str:
         "unknown_currency": f"currency {value!r} is not an ISO 4217 code",
         "invalid_timestamp": f"neither generated_at nor commit_date is a timestamp ({value})",
         "missing_sku": "SKU is empty",
+        "missing_source": "the row names no commit (or source path): its price would have no source",
     }.get(rule, rule)
 
 

@@ -103,6 +103,8 @@ def test_bad_rows_rejected_not_fatal(tmp_path, parser):
             "2024-01-01T00:00:00Z,c1,2024-01-01T00:00:00+00:00,p.go,us-east-1,ZZZ,g6.xlarge,g6,0.8",
             "2024-01-01T00:00:00Z,c1,2024-01-01T00:00:00+00:00,p.go,us-east-1,USD,x99.huge,x99,1.5",
             "2024-01-01T00:00:00Z,c1,2024-01-01T00:00:00+00:00,p.go,us-east-1,USD,g6e.xlarge,g6e,abc",
+            "2024-01-01T00:00:00Z,,2024-01-01T00:00:00+00:00,p.go,us-east-1,USD,g4dn.xlarge,g4dn,0.526",
+            "2024-01-01T00:00:00Z,c1,2024-01-01T00:00:00+00:00,,us-east-1,USD,g4dn.2xlarge,g4dn,0.752",
         ]
     else:
         header = "generated_at,commit,commit_date,region,currency,arm_sku_name,on_demand_linux_price_per_hour"
@@ -113,16 +115,21 @@ def test_bad_rows_rejected_not_fatal(tmp_path, parser):
             "2024-01-01T00:00:00Z,c1,2024-01-01T00:00:00+00:00,eastus,ABC,Standard_NC24,1",
             "2024-01-01T00:00:00Z,c1,2024-01-01T00:00:00+00:00,eastus,USD,Standard_Unknown_v9,1.5",
             "2024-01-01T00:00:00Z,c1,2024-01-01T00:00:00+00:00,eastus,USD,Standard_NC24r,abc",
+            "2024-01-01T00:00:00Z,,2024-01-01T00:00:00+00:00,eastus,USD,Standard_NC4as_T4_v3,0.526",
         ]
     p = tmp_path / "k.csv"
     p.write_text(header + "\n" + "\n".join(rows) + "\n")
     out = parser(p)
+    # lines 8 (and 9 for AWS, whose URL also needs source_path): a price with no source is a reject, not a
+    # row whose empty source withheld every publication
     assert [(r.line, r.rule) for r in out.rejects] == [
         (3, "zero_price"),
         (4, "negative_price"),
         (5, "unknown_currency"),
         (7, "non_numeric"),
-    ]
+        (8, "missing_source"),
+    ] + ([(9, "missing_source")] if parser is parse_aws else [])
+    assert all(out.tables["gpu_price_observations"].column("source").to_pylist())
     skus = out.tables["gpu_price_observations"].column("sku").to_pylist()
     assert len(skus) == 2 and skus[1] in (
         "x99.huge",
