@@ -43,6 +43,11 @@ class CsvSpec:
     enums: dict[str, tuple[str, ...]] = field(default_factory=dict)
     non_negative: tuple[str, ...] = ()
     period: tuple[str, str] | None = None
+    # Values no row may leave empty (beyond the key): what the row belongs to and when it ran. A row without
+    # them cannot be costed, charged or placed in a month, and reached the marts as a NULL whose blocking
+    # checks withheld every source's publication. A file without such a column has every row rejected.
+    # (Other required columns may be empty where the row says it another way: gpu_count from an instance.)
+    not_empty: tuple[str, ...] = ()
     # (rule, SQL condition that is TRUE for a bad row, message)
     checks: tuple[tuple[str, str, str], ...] = ()
 
@@ -55,6 +60,7 @@ SPECS = [
                "outcome": ("completed", "failed", "cancelled", "running")},
         non_negative=("gpu_count", "wall_hours", "time_to_target_hours", "checkpoints_written", "checkpoint_minutes_total", "restarts"),
         period=("started_at", "ended_at"),
+        not_empty=("workload_id", "started_at"),
     ),
     CsvSpec(
         "own_eval_runs", "eval_runs", ("run_id",),
@@ -64,6 +70,7 @@ SPECS = [
         period=("started_at", "ended_at"),
         checks=(("tasks_exceed_total", "coalesce(tasks_completed, 0) + coalesce(tasks_failed, 0) > tasks_total",
                  "tasks_completed + tasks_failed exceeds tasks_total"),),
+        not_empty=("workload_id", "started_at"),
     ),
     CsvSpec(
         "own_media_batches", "media_batches", ("batch_id",),
@@ -73,6 +80,7 @@ SPECS = [
                       "queue_minutes", "operator_review_minutes", "moderation_rejected"),
         period=("started_at", "ended_at"),
         checks=(("accepted_exceeds_produced", "accepted > produced", "accepted exceeds produced"),),
+        not_empty=("workload_id", "started_at"),
     ),
     CsvSpec(
         "own_memory_fit_tests", "memory_fit_tests", ("test_id",),
@@ -84,6 +92,7 @@ SPECS = [
         ("test_id", "workload_id", "kind", "seconds", "succeeded"),
         enums={"kind": ("cold_start", "model_load", "worker_kill_recovery", "drain", "bad_deploy", "checkpoint_recovery")},
         non_negative=("seconds",),
+        not_empty=("workload_id",),
     ),
     CsvSpec(
         "own_quality_outcomes", "quality_outcomes", ("workload_id", "day"),
@@ -189,19 +198,9 @@ def make_parse(spec: CsvSpec):
                 )
         for k in spec.key:
             checks.append(f"select _source_line, 'missing_key', '{k} is empty', '{k}', null from typed where {_q(k)} is null")
-        # The workload a row belongs to, left empty: it cannot be costed or charged, and it reached the marts as
-        # a NULL key, whose blocking checks then withheld every source's publication. (Other required columns
-        # may be empty where the row says it another way: gpu_count from an instance named in gpu_model.)
-        if "workload_id" in spec.required and "workload_id" not in spec.key:
-            checks.append("select _source_line, 'missing_value', 'workload_id is empty', 'workload_id', null "
-                          "from raw_rows where nullif(trim(workload_id), '') is null")
-        # Likewise a run without its start: no day or month holds its cost (an eval run's cost lines reached the
-        # marts with no period). Without the column at all, every row says so.
-        if spec.period:
-            start = spec.period[0]
-            empty = f"nullif(trim({_q(start)}), '') is null" if start in present else "true"
-            checks.append(f"select _source_line, 'missing_value', '{start} is empty: no day or month holds the run', "
-                          f"'{start}', null from raw_rows where {empty}")
+        for c in spec.not_empty:
+            empty = f"nullif(trim({_q(c)}), '') is null" if c in present else "true"
+            checks.append(f"select _source_line, 'missing_value', '{c} is empty', '{c}', null from raw_rows where {empty}")
         for c, allowed in spec.enums.items():
             if c in present:
                 lst = ", ".join(f"'{a}'" for a in allowed)

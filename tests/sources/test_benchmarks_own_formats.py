@@ -101,6 +101,15 @@ def test_period_reversed_and_bad_timestamp(tmp_path: Path) -> None:
     assert out.tables["media_batches"]["batch_id"].to_pylist() == ["b4"]
 
 
+def _write_rows(path: Path, rows: list[dict[str, str]], fields: list[str]) -> Path:
+    """`rows` as a CSV of `fields` (columns not among them left out)."""
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
 @pytest.mark.parametrize("name,table", [("training_runs.csv", "training_runs"), ("eval_runs.csv", "eval_runs"),
                                         ("media_batches.csv", "media_batches"), ("ops_tests.csv", "ops_tests")])
 def test_a_row_without_its_workload_is_rejected_and_the_others_kept(tmp_path: Path, name: str, table: str) -> None:
@@ -109,12 +118,7 @@ def test_a_row_without_its_workload_is_rejected_and_the_others_kept(tmp_path: Pa
     with a NULL workload and the marts' blocking checks withheld the whole publication."""
     rows = list(csv.DictReader((SAMPLES / name).open(newline="")))
     rows[1]["workload_id"] = "  "
-    path = tmp_path / name
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    out = PARSE[table](path)
+    out = PARSE[table](_write_rows(tmp_path / name, rows, list(rows[0])))
     assert [(r.line, r.rule, r.column) for r in out.rejects] == [(3, "missing_value", "workload_id")]
     assert out.tables[table].num_rows == len(rows) - 1
 
@@ -127,22 +131,12 @@ def test_a_run_without_its_start_is_rejected_and_the_others_kept(tmp_path: Path,
     without the started_at column at all (eval runs and media batches may omit it): every row rejected."""
     rows = list(csv.DictReader((SAMPLES / name).open(newline="")))
     rows[2]["started_at"] = ""
-    path = tmp_path / name
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    out = PARSE[table](path)
+    out = PARSE[table](_write_rows(tmp_path / name, rows, list(rows[0])))
     assert [(r.line, r.rule, r.column) for r in out.rejects] == [(4, "missing_value", "started_at")]
     assert out.tables[table].num_rows == len(rows) - 1
     if "started_at" in SPEC[table].required:
         return
-    fields = [f for f in rows[0] if f != "started_at"]
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    out = PARSE[table](path)
+    out = PARSE[table](_write_rows(tmp_path / name, rows, [f for f in rows[0] if f != "started_at"]))
     assert sorted(r.line for r in out.rejects if r.column == "started_at") == list(range(2, len(rows) + 2))
     assert out.tables[table].num_rows == 0
 
