@@ -14,6 +14,10 @@ import duckdb
 
 from sources.common import ParseOutput, Reject, SourceFormat, UnreadableFile, head_text
 
+# A row loads only with all four: account, currency, a date and a number.
+_COMPLETE = ("BillingAccountId is not null and BillingCurrency is not null "
+             "and BillingPeriodStart is not null and InvoiceTotal is not null")
+
 HEADER = ["invoiceid", "billingaccountid", "billingperiodstart", "billingcurrency", "invoicetotal"]
 
 
@@ -23,7 +27,8 @@ def _detect(path: Path, head: bytes) -> bool:
 
 
 def parse(path: Path) -> ParseOutput:
-    """Read invoice totals; a total that is not a number or a bad period is a reject with its line."""
+    """Read invoice totals; a row without its account or currency, a total that is not a number or a
+    bad period is a reject with its line."""
     con = duckdb.connect()
     try:
         try:
@@ -35,27 +40,32 @@ def parse(path: Path) -> ParseOutput:
             raise UnreadableFile(path, None, f"not an invoice totals CSV: {exc}") from exc
         con.execute("""
             create table typed as
-            select _source_line, InvoiceId, BillingAccountId,
+            select _source_line, InvoiceId, nullif(trim(BillingAccountId), '') as BillingAccountId,
                    try_cast(BillingPeriodStart as timestamp) as BillingPeriodStart,
-                   upper(trim(BillingCurrency)) as BillingCurrency,
+                   nullif(upper(trim(BillingCurrency)), '') as BillingCurrency,
                    try_cast(InvoiceTotal as decimal(38,12)) as InvoiceTotal,
                    BillingPeriodStart as raw_period, InvoiceTotal as raw_total
             from inv
         """)
         out = ParseOutput()
-        for line, period, total, raw_period, raw_total in con.execute(
-            "select _source_line, BillingPeriodStart, InvoiceTotal, raw_period, raw_total from typed "
-            "where BillingPeriodStart is null or InvoiceTotal is null"
+        # An invoice without its account or currency matches no ledger line: loaded, it would fail
+        # the blocking reconciliation and withhold every source; so it is a reject with its line.
+        for line, account, currency, period, total, raw_period, raw_total in con.execute(
+            "select _source_line, BillingAccountId, BillingCurrency, BillingPeriodStart, InvoiceTotal, "
+            f"raw_period, raw_total from typed where not ({_COMPLETE})"
         ).fetchall():
-            if total is None:
+            if account is None:
+                out.rejects.append(Reject(line, "missing_value", "BillingAccountId is empty", "BillingAccountId", None))
+            elif currency is None:
+                out.rejects.append(Reject(line, "missing_value", "BillingCurrency is empty", "BillingCurrency", None))
+            elif total is None:
                 out.rejects.append(Reject(line, "non_numeric", f"InvoiceTotal {raw_total!r} is not a number",
                                           "InvoiceTotal", raw_total))
             else:
                 out.rejects.append(Reject(line, "invalid_timestamp", f"BillingPeriodStart {raw_period!r} is not a date",
                                           "BillingPeriodStart", raw_period))
         out.tables["billing_invoices"] = con.execute(
-            "select * exclude (raw_period, raw_total) from typed "
-            "where BillingPeriodStart is not null and InvoiceTotal is not null"
+            f"select * exclude (raw_period, raw_total) from typed where {_COMPLETE}"
         ).to_arrow_table()
         return out
     finally:

@@ -69,7 +69,9 @@ w("billing", "invoice_totals_bad.csv",
   "InvoiceId,BillingAccountId,BillingPeriodStart,BillingCurrency,InvoiceTotal\n"
   "INV-CAT-1,ACCT-CATALOGUE,2024-09-01,USD,0.00\n"
   "INV-CAT-2,ACCT-CATALOGUE,2024-10-01,USD,n/a\n"
-  "INV-CAT-3,ACCT-CATALOGUE,2024-13-45,USD,0.00\n")
+  "INV-CAT-3,ACCT-CATALOGUE,2024-13-45,USD,0.00\n"
+  "INV-CAT-4,,2024-09-01,USD,5.00\n"
+  "INV-CAT-5,ACCT-CATALOGUE,2024-09-01, ,5.00\n")
 
 # Plausibility gates, a file naming no currency, credentials in tags
 w("billing", "focus_quadrillion.csv", csv_text([H, row(1, BilledCost="1000000000000000.00", EffectiveCost="1000000000000000.00",
