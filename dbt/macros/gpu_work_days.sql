@@ -35,7 +35,7 @@
         select *, case when coalesce(completed, 0) + coalesce(failed, 0) > 0
                        then coalesce(failed, 0) / (completed + coalesce(failed, 0)) else 0 end as failed_share
         from {{ ref('fct_benchmark_runs') }}
-        where workload_id is not null and gpu_model is not null and gpu_count > 0 and duration_s > 0
+        where {{ gpu_ledger.charged_benchmark_run() }}
     ),
 
     work as (
@@ -91,6 +91,15 @@
         where queue_gpu_hours > 0
     )
     select * from work
+{%- endmacro %}
+
+{#- The serving benchmark runs whose GPU time is charged (and whose requests count as outputs): those naming
+    a workload, a GPU, a GPU count and a duration, and placed in time. A run without its start could fall in
+    no month: assert_charged_benchmark_runs_have_a_start names it (a warning) instead of a NULL period
+    failing the marts' checks. -#}
+{% macro charged_benchmark_run(timed=true) -%}
+    workload_id is not null and gpu_model is not null and gpu_count > 0 and duration_s > 0
+    {%- if timed %} and run_started_at is not null{% endif %}
 {%- endmacro %}
 
 {#- The UTC day a work row is kept under (x_event_day): its event_at's; a record with no time (none so far)

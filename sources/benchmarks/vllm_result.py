@@ -46,15 +46,18 @@ def detect(path: Path, head: bytes) -> bool:
 
 
 def _parse_date(value: Any, warnings: list[str]) -> datetime | None:
-    """vLLM writes local time `%Y%m%d-%H%M%S` without a zone: treated as UTC (documented)."""
-    if not isinstance(value, str):
-        return None
-    for fmt in ("%Y%m%d-%H%M%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"):
-        try:
-            return datetime.strptime(value.strip(), fmt)
-        except ValueError:
-            continue
-    warnings.append(f"unrecognised date {value!r}; run_started_at left empty")
+    """vLLM writes local time `%Y%m%d-%H%M%S` without a zone: treated as UTC (documented).
+
+    A run left without a start still loads as benchmark evidence, but no month can hold its GPU time:
+    it is not charged, and the warning check assert_charged_benchmark_runs_have_a_start lists it."""
+    if isinstance(value, str):
+        for fmt in ("%Y%m%d-%H%M%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"):
+            try:
+                return datetime.strptime(value.strip(), fmt)
+            except ValueError:
+                continue
+    what = "no date" if value is None or value == "" else f"unrecognised date {value!r}"
+    warnings.append(f"{what}; run_started_at left empty, so the run's GPU time is not charged")
     return None
 
 

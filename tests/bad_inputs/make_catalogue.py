@@ -7,6 +7,7 @@ and breaks them in one way. The 2.5 MB one-line file is built by the test fixtur
 """
 import csv
 import io
+import json
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -154,6 +155,11 @@ w("benchmarks", "quality_outcomes_semicolon.csv", "\n".join([qo[0].replace(",", 
 vq = (S / "benchmarks/llama33-70b__01_tp8_pp1__serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_04.json").read_bytes()
 w("benchmarks", "vllm_result_truncated.json", vq[:700])
 w("benchmarks", "empty.json", b"")
+# A result whose date is null (with its sidecar, so the run names a GPU and is charged): no month holds it
+vj = json.loads((S / "benchmarks/llama33-70b__01_tp8_pp1__serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_01.json").read_text())
+w("benchmarks", "vllm_tp8_pp1_no_date.json", json.dumps({**vj, "date": None}, indent=2) + "\n")
+w("benchmarks", "vllm_tp8_pp1_no_date.commands.json",
+  (S / "benchmarks/llama33-70b__01_tp8_pp1__serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_01.commands.json").read_bytes())
 
 # ---------------- api_spend ----------------
 ll = (S / "api_spend/litellm_spend_logs_sample.csv").read_text().splitlines()

@@ -186,3 +186,23 @@ def test_data_quality_reader_lists_the_held_out_file(catalogue_run: dict) -> Non
     held = held_out_bills(catalogue_run["home"] / "serving.duckdb")
     assert held["source_file"].tolist() == ["focus_no_currency_column.csv"]
     assert held["lines_held_out"].tolist() == [2]
+
+
+def test_a_serving_run_without_its_date_is_listed_not_charged(catalogue_run: dict) -> None:
+    """vllm_tp8_pp1_no_date.json (a real result, its date null, with its sidecar: 8 GPUs for 205.2 s, a workload
+    by its model) would be charged, but no month holds it. It stays in fct_benchmark_runs as evidence, has no
+    cost line (before, its line had a NULL period and the blocking checks withheld the publication) and the
+    warning check names it."""
+    con = duckdb.connect(str(catalogue_run["home"] / "serving.duckdb"), read_only=True)
+    try:
+        runs = con.execute("select r.run_id, r.workload_id, r.gpu_count, r.run_started_at from fct_benchmark_runs r "
+                           "where r.tool = 'vllm' and r.run_started_at is null").fetchall()
+        lines = con.execute("select count(*) from fct_workload_cost_lines where source_ref in "
+                            "(select run_id from fct_benchmark_runs where tool = 'vllm')").fetchone()[0]
+        warned = con.execute("select status, detail from check_results where check_name = "
+                             "'assert_charged_benchmark_runs_have_a_start'").fetchall()
+    finally:
+        con.close()
+    assert len(runs) == 1 and runs[0][1] is not None and runs[0][2] == 8
+    assert lines == 0
+    assert warned == [("warn", "Benchmark runs not charged: no start time: 1 benchmark run")]

@@ -119,6 +119,8 @@ def test_doctored_export_fails_conservation_and_keeps_last_publication(focus_hom
     ok, reason = e2e_doctored["ok"], e2e_doctored["reason"]
     assert not ok
     assert "ledger_dbt_assets" in reason
+    # The error itself names the blocking check that failed, not only a count of them.
+    assert "(1 failing tests: assert_ledger_matches_invoice_totals: " in reason, reason
     assert (home / "serving.duckdb").read_bytes() == before
     status = json.loads((home / "last_refresh.json").read_text())
     assert status["ok"] is False

@@ -74,13 +74,17 @@ def _stage_failing_rows(con: Any, check: str, compiled_sql: str | None) -> None:
         pass
 
 
-def _record_dbt_results(ledger: LedgerResource, run_id: str, results: dict[str, Any]) -> dict[str, int]:
+def _record_dbt_results(
+    ledger: LedgerResource, run_id: str, results: dict[str, Any],
+) -> tuple[dict[str, int], list[str]]:
     """Copy dbt test outcomes into audit.check_results (a `warn` stays a warning, never a pass), and the rows
-    each warning or failure found into audit.check_failures."""
+    each warning or failure found into audit.check_failures. Returns the counts by status and the blocking
+    failures as `name: title`, so the refresh's own error names them."""
     nodes = load_manifest().get("nodes", {})  # descriptions and meta of the tests
     con = ledger.connect()
     counts = dict.fromkeys(("pass", "warn", "fail", "error"), 0)
     outcomes: list[CheckOutcome] = []
+    blocking: list[str] = []
     try:
         con.execute(f"create or replace temp table {STAGED_FAILURES} "
                     "(check_name varchar, row_number bigint, failing_row varchar)")
@@ -99,6 +103,8 @@ def _record_dbt_results(ledger: LedgerResource, run_id: str, results: dict[str, 
             outcomes.append(CheckOutcome(uid.split(".")[2], "dbt", severity, status, title,
                                          rules_digest=digest and digest.group(1)))
             counts[status] += 1
+            if status in ("fail", "error"):
+                blocking.append(f"{uid.split('.')[2]}: {title}")
         # One transaction for the ~60-160 outcomes (the failing-row reads above stay outside it: a query
         # that errors would abort it).
         con.execute("begin transaction")
@@ -109,7 +115,7 @@ def _record_dbt_results(ledger: LedgerResource, run_id: str, results: dict[str, 
         con.execute("commit")
     finally:
         con.close()
-    return counts
+    return counts, blocking
 
 
 class DbtBuildConfig(dg.Config):
@@ -180,12 +186,15 @@ def ledger_dbt_assets(
     run_results = invocation.get_artifact("run_results.json")
     DBT_NODE_SECONDS.clear()
     DBT_NODE_SECONDS.update(dbt_node_seconds(run_results))
-    counts = _record_dbt_results(ledger, context.run.run_id, run_results)
+    counts, blocking = _record_dbt_results(ledger, context.run.run_id, run_results)
     failed = counts["fail"] + counts["error"]
     context.log.info(f"dbt tests: {counts['pass']} passed, {counts['warn']} warnings, {failed} failed")
     if not invocation.is_successful():
+        # Name the blocking checks (the first five) in the error itself; a failed model names no test.
+        named = "; ".join(blocking[:5]) + ("; ..." if len(blocking) > 5 else "")
         raise dg.Failure(
-            description=f"dbt build failed ({failed} failing tests); the publication is withheld",
+            description=f"dbt build failed ({failed} failing tests{': ' + named if named else ''}); "
+                        "the publication is withheld",
             metadata={"failed_tests": failed},
         )
     imported = publish_engine_marts(config.engine, ledger.home_dir, ledger.db_path)

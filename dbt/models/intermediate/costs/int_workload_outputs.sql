@@ -47,7 +47,7 @@ benchmark as (
            sum(produced) as produced, sum(accepted) as accepted, cast(null as double) as accepted_seconds,
            'benchmark requests (accepted = succeeded and met every SLO)' as output_basis
     from {{ ref('fct_benchmark_runs') }}
-    where workload_id is not null and gpu_model is not null and gpu_count > 0 and duration_s > 0
+    where {{ gpu_ledger.charged_benchmark_run() }}
     group by all
 ),
 
