@@ -173,11 +173,35 @@ def _mappings(items: list[Any], rejects: list[Reject]) -> list[dict[str, Any]]:
     return rows
 
 
-def _policies(doc: Any) -> list[dict[str, Any]]:
+def _time_slicing(entries: Any, line: int | None, rejects: list[Reject]) -> list[dict[str, Any]]:
+    """The valid entries of policy gpu_time_slicing: a `match` (a pattern or a list of them) and a whole
+    number of `replicas` >= 1; any other entry is an `invalid_policy` reject and is not applied."""
+    kept: list[dict[str, Any]] = []
+    for i, entry in enumerate(entries if isinstance(entries, list) else [entries]):
+        where = line_of(entry, "replicas") or line if isinstance(entry, dict) else line
+        match = entry.get("match") if isinstance(entry, dict) else None
+        patterns = [match] if isinstance(match, str) else match if isinstance(match, list) else []
+        patterns = [str(m).strip() for m in patterns if m is not None and str(m).strip()]
+        replicas = entry.get("replicas") if isinstance(entry, dict) else None
+        if not patterns or isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
+            rejects.append(Reject(where, "invalid_policy", f"gpu_time_slicing entry {i + 1} needs match (a pattern "
+                                  f"or a list) and replicas (a whole number >= 1): {entry!r}", "gpu_time_slicing",
+                                  str(entry)[:200]))
+            continue
+        kept.append({**entry, "match": patterns, "replicas": replicas})
+    return kept
+
+
+def _policies(doc: Any, rejects: list[Reject]) -> list[dict[str, Any]]:
     if not isinstance(doc, dict):
         return []
-    return [{"policy": str(k), "value": json.dumps(v), "_source_line": line_of(doc, str(k))}
-            for k, v in doc.items()]
+    rows = []
+    for k, v in doc.items():
+        line = line_of(doc, str(k))
+        if str(k) == "gpu_time_slicing":
+            v = _time_slicing(v, line, rejects)
+        rows.append({"policy": str(k), "value": json.dumps(v), "_source_line": line})
+    return rows
 
 
 def parse(path: Path) -> ParseOutput:
@@ -196,7 +220,7 @@ def parse(path: Path) -> ParseOutput:
         rows = build(items, out.rejects)
         if rows:
             out.tables[f"registry_{section}"] = pa.Table.from_pylist(rows)
-    policies = _policies(doc.get("policies"))
+    policies = _policies(doc.get("policies"), out.rejects)
     if policies:
         out.tables["registry_policies"] = pa.Table.from_pylist(policies)
     _ = LineMap

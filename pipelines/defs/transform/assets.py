@@ -78,8 +78,8 @@ def _record_dbt_results(
     ledger: LedgerResource, run_id: str, results: dict[str, Any],
 ) -> tuple[dict[str, int], list[str]]:
     """Copy dbt test outcomes into audit.check_results (a `warn` stays a warning, never a pass), and the rows
-    each warning or failure found into audit.check_failures. Returns the counts by status and the blocking
-    failures as `name: title`, so the refresh's own error names them."""
+    each warning or failure found into audit.check_failures. Returns the counts by status and the failed
+    blocking checks as `name: title`, so the refresh's own error names them."""
     nodes = load_manifest().get("nodes", {})  # descriptions and meta of the tests
     con = ledger.connect()
     counts = dict.fromkeys(("pass", "warn", "fail", "error"), 0)
@@ -103,7 +103,7 @@ def _record_dbt_results(
             outcomes.append(CheckOutcome(uid.split(".")[2], "dbt", severity, status, title,
                                          rules_digest=digest and digest.group(1)))
             counts[status] += 1
-            if status in ("fail", "error"):
+            if r.get("status") in ("fail", "error"):  # not "skipped": a test an upstream failure left unrun
                 blocking.append(f"{uid.split('.')[2]}: {title}")
         # One transaction for the ~60-160 outcomes (the failing-row reads above stay outside it: a query
         # that errors would abort it).
@@ -190,7 +190,8 @@ def ledger_dbt_assets(
     failed = counts["fail"] + counts["error"]
     context.log.info(f"dbt tests: {counts['pass']} passed, {counts['warn']} warnings, {failed} failed")
     if not invocation.is_successful():
-        # Name the blocking checks (the first five) in the error itself; a failed model names no test.
+        # Name the checks that failed (the first five) in the error itself; the tests a failure left unable to
+        # run are only counted, and a failed model names no test.
         named = "; ".join(blocking[:5]) + ("; ..." if len(blocking) > 5 else "")
         raise dg.Failure(
             description=f"dbt build failed ({failed} failing tests{': ' + named if named else ''}); "

@@ -18,7 +18,8 @@
 -- gpu_fraction: the share of one physical GPU each device is (docs/cost_model.md, "Physical GPUs"): a MIG
 -- profile's slices from the mig_profiles seed (compute slices of 7, or memory slices of 8 under policy
 -- mig_fraction_rule: memory; a profile the seed lacks counts its '<n>g' compute slices of 7), a HAMi share
--- (gpucores, or gpumem-percentage under the memory rule), else 1. allocated_gpu_hours counts it.
+-- (gpucores, or gpumem-percentage under the memory rule), a time-sliced device 1 / replicas (policy
+-- gpu_time_slicing, by pool or host), else 1. allocated_gpu_hours counts it.
 -- Incremental by UTC day of the job's start (x_job_day: else its submission, else 1970-01-01;
 -- macros/incremental_days.sql): a row is one job's latest record with rules that span all history, so a
 -- run rebuilds the days of jobs in files loaded since the watermark x_loaded_at (new, late or restated
@@ -58,6 +59,25 @@ policies as (
 
 mig_profiles as (
     select * from {{ ref('mig_profiles') }}
+),
+
+-- policies.gpu_time_slicing (docs/registry.md): [{match: [patterns], replicas: N}]. The NVIDIA device plugin's
+-- time-slicing advertises each GPU as N devices; a pattern is compared, case-insensitively with '*' as a
+-- wildcard, with the job's pool id ('<scheduler>:<cluster>') and with 'host:<node>' for each of its nodes.
+time_slicing_entries as (
+    select {{ explode_list(json_object_list('value')) }} as entry
+    from {{ ref('stg_registry__policies') }}
+    where policy = 'gpu_time_slicing'
+),
+
+time_slicing as (
+    select lower(trim(pattern)) as pattern, replace(lower(trim(pattern)), '*', '%') as like_pattern, replicas
+    from (
+        select {{ explode_list(json_string_list(json_member('entry', "'match'"))) }} as pattern,
+               try_cast({{ json_text('entry', "'replicas'") }} as bigint) as replicas
+        from time_slicing_entries
+    ) as patterns
+    where pattern is not null and trim(pattern) <> '' and replicas >= 1
 ),
 
 team_names as (
@@ -161,6 +181,21 @@ resolved as (
     left join workloads as label_workload on lower(label_workload.workload_id) = label_values.label_workload
 ),
 
+-- The replicas each job's devices are slices of: the longest matching pattern (then the most replicas).
+job_time_slicing as (
+    select job_key, replicas from (
+        select jobs.job_key, ts.pattern, ts.replicas
+        from jobs
+        inner join time_slicing as ts
+            on lower(jobs.scheduler || ':' || coalesce(jobs.cluster, '(default)')) like ts.like_pattern
+        union all
+        select job_nodes.job_key, ts.pattern, ts.replicas
+        from job_nodes, {{ lateral_explode('job_nodes.nodes') }} as n(node)
+        inner join time_slicing as ts on 'host:' || lower(n.node) like ts.like_pattern
+    ) as matched
+    qualify row_number() over (partition by job_key order by length(pattern) desc, replicas desc) = 1
+),
+
 fractions as (
     select
         resolved.*,
@@ -175,6 +210,8 @@ fractions as (
                 then coalesce(resolved.gpu_memory_share, resolved.gpu_share)
             when coalesce(resolved.gpu_share, resolved.gpu_memory_share) is not null
                 then coalesce(resolved.gpu_share, resolved.gpu_memory_share)
+            when sliced.replicas is not null
+                then 1.0 / cast(sliced.replicas as double)
             else 1.0
         end as gpu_fraction,
         case
@@ -186,10 +223,13 @@ fractions as (
             when coalesce(resolved.gpu_share, resolved.gpu_memory_share) is not null
                 then 'shared GPU: ' || case when policies.mig_fraction_rule = 'memory' then 'memory' else 'compute' end
                      || ' share'
+            when sliced.replicas is not null
+                then 'time-sliced GPU: 1 of ' || cast(sliced.replicas as string) || ' replicas (gpu_time_slicing)'
             else 'whole GPU'
         end as gpu_fraction_basis
     from resolved
     cross join policies
+    left join job_time_slicing as sliced on sliced.job_key = resolved.job_key
     left join mig_profiles as mig
         on mig.gpu_model = resolved.gpu_model and mig.profile = resolved.mig_profile
 ),
