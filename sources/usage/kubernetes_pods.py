@@ -47,6 +47,9 @@ SCHEMA: dict[str, pa.DataType] = {
     "node_list": pa.string(), "n_nodes": pa.int64(), "source_format": pa.string(), "_source_line": pa.int64(),
 }
 DEVICE_RESOURCES = ("nvidia.com/gpu", "nvidia.com/vgpu")
+# The NVIDIA device plugin's time-sliced replicas under renameByDefault: devices like nvidia.com/gpu, each
+# 1 / replicas of a GPU where policy gpu_time_slicing names the pod's cluster or node (dbt), else whole.
+SHARED = "nvidia.com/gpu.shared"
 MIG_PREFIX = "nvidia.com/mig-"
 CORES = "nvidia.com/gpucores"
 MEMORY_PERCENT = "nvidia.com/gpumem-percentage"
@@ -54,7 +57,7 @@ MEMORY_PERCENT = "nvidia.com/gpumem-percentage"
 MEMORY_MIB = "nvidia.com/gpumem"
 HAMI_DEFAULT_DEVICES = 1.0
 PRODUCT = "nvidia.com/gpu.product"
-_READ = {*DEVICE_RESOURCES, CORES, MEMORY_PERCENT, MEMORY_MIB, PRODUCT}
+_READ = {*DEVICE_RESOURCES, SHARED, CORES, MEMORY_PERCENT, MEMORY_MIB, PRODUCT}
 PHASES = {"Succeeded": "COMPLETED", "Failed": "FAILED", "Running": "RUNNING", "Pending": "PENDING"}
 _DETECT = re.compile(r'"kind"\s*:\s*"Pod(?:List)?"')
 _EMPTY_LIST = re.compile(r'"items"\s*:\s*\[\s*\]')
@@ -103,6 +106,7 @@ class PodGpus:
 
     devices: float = 0.0
     whole: float = 0.0  # devices that are neither MIG slices nor HAMi defaults
+    shared: float = 0.0  # of those, time-sliced replicas (nvidia.com/gpu.shared)
     unsupported: dict[str, str] = field(default_factory=dict)  # other resources naming a GPU, as asked
     mig: dict[str, float] = field(default_factory=dict)
     cores: list[tuple[float, float | None]] = field(default_factory=list)  # (devices, share) per container
@@ -110,8 +114,10 @@ class PodGpus:
 
     def add(self, resources: dict[str, Any]) -> None:
         """Add one container's resources (raises BadValue)."""
-        devices = sum(_quantity(r, resources[r]) for r in DEVICE_RESOURCES if r in resources)
+        shared = _quantity(SHARED, resources[SHARED]) if SHARED in resources else 0.0
+        devices = sum(_quantity(r, resources[r]) for r in DEVICE_RESOURCES if r in resources) + shared
         self.whole += devices
+        self.shared += shared
         for name, value in resources.items():
             if "gpu" in name.lower() and name not in _READ and not name.lower().startswith(MIG_PREFIX) \
                     and str(value).strip() not in ("0", "0.0", ""):
@@ -179,11 +185,12 @@ def _pod_row(pod: dict[str, Any], index: int, notes: dict[str, list[str]]) -> di
     if not gpus.devices:
         if asked:
             return Reject(index, "unsupported_gpu_resource", f"pod {who} asks for {asked}: a GPU resource the ledger "
-                          "does not price (time-sliced replicas do not say their share of a GPU)",
-                          sorted(gpus.unsupported)[0], asked[:200])
+                          "does not price", min(gpus.unsupported), asked[:200])
         return None
     if asked:
         notes["unsupported"].append(f"{who} ({asked})")
+    if gpus.shared:
+        notes["time_sliced"].append(who)
     if not name:
         return Reject(index, "missing_value", f"item {index} asks for GPUs but has no metadata.name", "metadata.name", None)
     try:
@@ -237,7 +244,8 @@ def parse(path: Path) -> ParseOutput:
         raise UnreadableFile(path, getattr(exc, "lineno", None), f"not valid JSON: {exc}") from exc
     rows: list[dict[str, Any]] = []
     rejects: list[Reject] = []
-    notes: dict[str, list[str]] = {"mixed_mig": [], "partial_share": [], "phases": [], "unsupported": []}
+    notes: dict[str, list[str]] = {"mixed_mig": [], "partial_share": [], "phases": [], "unsupported": [],
+                                   "time_sliced": []}
     skipped = other_kinds = 0
     for index, item in enumerate(_items(doc, path), start=1):
         if not isinstance(item, dict):
@@ -268,6 +276,10 @@ def parse(path: Path) -> ParseOutput:
     if notes["unsupported"]:
         warnings.append(f"pod(s) also asking for GPU resources the ledger does not price (their priced devices "
                         f"loaded): {', '.join(notes['unsupported'][:10])}")
+    if notes["time_sliced"]:
+        warnings.append(f"{len(notes['time_sliced'])} pod(s) ask for {SHARED} (time-sliced replicas): each replica is "
+                        "1 / replicas of a GPU where policy gpu_time_slicing names the pod's cluster or node, else "
+                        f"a whole GPU: {', '.join(notes['time_sliced'][:10])}")
     if notes["phases"]:
         warnings.append(f"unknown pod phase(s), state left NULL: {', '.join(sorted(set(notes['phases'])))}")
     seen: set[str] = set()

@@ -3,7 +3,8 @@ plugin advertises as 4 replicas each hold a quarter of it, not a whole GPU.
 
 The inputs are case C of tests/golden_physical (four Succeeded pods on node k8s-gpu1, each 10:00-11:00 on
 2025-06-16, one H100 sampled every hour of that day, owned site site-k8s at 2.00 USD per GPU-hour) with the HAMi
-shares taken out of the pods: each asks for `nvidia.com/gpu: 1` only. The registry adds
+shares taken out of the pods: each asks for `nvidia.com/gpu: 1` only (nlp-infer/chat-b for `nvidia.com/gpu.shared:
+1`, the same replica under the device plugin's renameByDefault). The registry adds
 
     gpu_time_slicing:
       - {match: ["kubernetes:*"], replicas: 8}     # 12 characters
@@ -56,8 +57,10 @@ def build_time_slicing(root: Path) -> dict:
     for pod in pods["items"]:
         pod["metadata"]["annotations"].pop("hami.io/vgpu-node", None)
         pod["spec"]["schedulerName"] = "default-scheduler"
+        # chat-b names the replica as the device plugin does under renameByDefault
+        resource = "nvidia.com/gpu.shared" if pod["metadata"]["name"] == "chat-b" else "nvidia.com/gpu"
         for container in pod["spec"]["containers"]:
-            container["resources"]["limits"] = {"nvidia.com/gpu": "1"}
+            container["resources"]["limits"] = {resource: "1"}
     (inputs / "usage" / "k8s_pods_2025-06-16.json").write_text(json.dumps(pods, indent=1))
     return golden_cases.refresh(root, inputs)
 

@@ -155,26 +155,43 @@ def test_kubernetes_pods_bad_values_reject_only_their_pod(tmp_path: Path) -> Non
 
 
 def test_gpu_resources_the_ledger_does_not_price_are_rejected_or_warned_never_skipped(tmp_path: Path) -> None:
-    """`nvidia.com/gpu.shared` (the NVIDIA device plugin's time-sliced replicas, renameByDefault) and `amd.com/gpu`
-    say nothing of a share of a priced GPU: a pod asking only for them is a reject naming the resource (item 1:
-    two containers, 1 + 1 replicas, listed as asked; item 2), not one of the pods without GPUs; item 3 asks for
-    one whole GPU beside a replica and loads that GPU (gpu_count 1) with a warning; item 4 asks for none."""
-    ts = _pod("ts", {"limits": {"nvidia.com/gpu.shared": 1}})
-    ts["spec"]["containers"].append({"name": "d", "resources": {"requests": {"nvidia.com/gpu.shared": "1"}}})
+    """`amd.com/gpu` and `gpu.intel.com/i915` say nothing of a priced GPU: a pod asking only for them is a reject
+    naming the resources as asked (item 1: two containers, 2 + 1 devices; item 2), not one of the pods without
+    GPUs; item 3 asks for one whole NVIDIA GPU beside them and loads that GPU (gpu_count 1) with a warning;
+    item 4 asks for none."""
+    amd = _pod("amd", {"limits": {"amd.com/gpu": 2}})
+    amd["spec"]["containers"].append({"name": "d", "resources": {"requests": {"amd.com/gpu": "1"}}})
     items = [
-        ts,
-        _pod("amd", {"limits": {"amd.com/gpu": 2}}),
-        _pod("both", {"limits": {"nvidia.com/gpu": 1, "nvidia.com/gpu.shared": 1}}),
-        _pod("cpu", {"limits": {"cpu": "4", "nvidia.com/gpu.shared": 0}}),
+        amd,
+        _pod("intel", {"limits": {"gpu.intel.com/i915": 1}}),
+        _pod("both", {"limits": {"nvidia.com/gpu": 1, "amd.com/gpu": 1}}),
+        _pod("cpu", {"limits": {"cpu": "4", "amd.com/gpu": 0}}),
     ]
     out = kubernetes_pods.parse(_write(tmp_path / "p.json", {"apiVersion": "v1", "kind": "PodList", "items": items}))
     assert [(r["pod"], r["gpu_count"]) for r in out.tables["gpu_jobs"].to_pylist()] == [("both", 1.0)]
     assert [(r.line, r.rule, r.column, r.value) for r in out.rejects] == [
-        (1, "unsupported_gpu_resource", "nvidia.com/gpu.shared", "nvidia.com/gpu.shared: 1, 1"),
-        (2, "unsupported_gpu_resource", "amd.com/gpu", "amd.com/gpu: 2")]
-    assert out.rejects[0].message.startswith("pod ns/ts asks for nvidia.com/gpu.shared: 1, 1: a GPU resource the ledger")
+        (1, "unsupported_gpu_resource", "amd.com/gpu", "amd.com/gpu: 2, 1"),
+        (2, "unsupported_gpu_resource", "gpu.intel.com/i915", "gpu.intel.com/i915: 1")]
+    assert out.rejects[0].message.startswith("pod ns/amd asks for amd.com/gpu: 2, 1: a GPU resource the ledger")
     assert "1 pod(s) without GPU resources skipped" in out.warnings
-    assert any(w.endswith("loaded): ns/both (nvidia.com/gpu.shared: 1)") for w in out.warnings)
+    assert any(w.endswith("loaded): ns/both (amd.com/gpu: 1)") for w in out.warnings)
+
+
+def test_time_sliced_replicas_load_as_devices_with_a_warning(tmp_path: Path) -> None:
+    """`nvidia.com/gpu.shared` (the NVIDIA device plugin's time-sliced replicas under renameByDefault) are devices:
+    item 1 asks for 1 + 1 replicas over two containers (gpu_count 2), item 2 for a whole GPU and a replica
+    (gpu_count 2); dbt makes each replica 1 / replicas of a GPU where policy gpu_time_slicing matches. A warning
+    names both pods; a replica count of 0 is no GPU (item 3 skipped)."""
+    ts = _pod("ts", {"limits": {"nvidia.com/gpu.shared": 1}})
+    ts["spec"]["containers"].append({"name": "d", "resources": {"requests": {"nvidia.com/gpu.shared": "1"}}})
+    items = [ts, _pod("both", {"limits": {"nvidia.com/gpu": 1, "nvidia.com/gpu.shared": 1}}),
+             _pod("cpu", {"limits": {"cpu": "4", "nvidia.com/gpu.shared": 0}})]
+    out = kubernetes_pods.parse(_write(tmp_path / "p.json", {"apiVersion": "v1", "kind": "PodList", "items": items}))
+    assert [(r["pod"], r["gpu_count"]) for r in out.tables["gpu_jobs"].to_pylist()] == [("ts", 2.0), ("both", 2.0)]
+    assert out.rejects == []
+    assert any(w.startswith("2 pod(s) ask for nvidia.com/gpu.shared (time-sliced replicas)") and w.endswith(
+        ": ns/ts, ns/both") for w in out.warnings), out.warnings
+    assert "1 pod(s) without GPU resources skipped" in out.warnings
 
 
 def test_kubernetes_pods_unreadable_files(tmp_path: Path) -> None:
