@@ -47,10 +47,32 @@ OBS_SCHEMA = pa.schema(
 CURRENCIES = ISO_4217_SET
 
 
-def obs_table(rows: list[dict[str, Any]]) -> pa.Table:
+# What stg_prices__observations requires of every price (blocking not-null checks there): a row missing one
+# is a reject with its line here, so one incomplete record never withholds the whole publication.
+REQUIRED = ("provider", "sku", "pricing_category", "currency", "price", "price_unit", "observed_at", "source")
+
+
+def obs_table(rows: list[dict[str, Any]], rejects: list[Reject]) -> pa.Table:
     """Arrow table of observation rows (missing keys become NULL) with the contract's column set.
 
+    A row without a REQUIRED value is left out and added to `rejects` (`missing_source` for the source,
+    else `missing_value`; one reject per line and column however many rows the record gave).
     A row without `observed_at_basis` took its time from the source itself ("source")."""
+    kept: list[dict[str, Any]] = []
+    named: set[tuple[int | None, str]] = set()
+    for row in rows:
+        missing = [c for c in REQUIRED if row.get(c) is None or (isinstance(row[c], str) and not row[c].strip())]
+        if not missing:
+            kept.append(row)
+            continue
+        line = row.get("_source_line")
+        for column in missing:
+            if (line, column) not in named:
+                named.add((line, column))
+                rule = "missing_source" if column == "source" else "missing_value"
+                rejects.append(Reject(line, rule, f"the price of {row.get('sku') or 'this record'} has no "
+                                      f"{column}", column, None))
+    rows = kept
     cols = {f.name: [r.get(f.name) for r in rows] for f in OBS_SCHEMA}
     cols["observed_at_basis"] = [b or "source" for b in cols["observed_at_basis"]]
     return pa.table(cols, schema=OBS_SCHEMA)

@@ -128,7 +128,7 @@ def parse(path: Path) -> ParseOutput:
         )
     if index == 0:
         raise UnreadableFile(path, None, "offer file has no price dimensions")
-    return ParseOutput(tables={OBSERVATIONS: obs_table(rows)}, rejects=rejects, warnings=warnings)
+    return ParseOutput(tables={OBSERVATIONS: obs_table(rows, rejects)}, rejects=rejects, warnings=warnings)
 
 
 def _is_zero(raw: Any) -> bool:

@@ -138,7 +138,7 @@ def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
         warnings.append(
             f"{path.name}: NextPageLink present: one page of a longer result ({doc['NextPageLink']})"
         )
-    return ParseOutput(tables={OBSERVATIONS: obs_table(rows)}, rejects=rejects, warnings=warnings)
+    return ParseOutput(tables={OBSERVATIONS: obs_table(rows, rejects)}, rejects=rejects, warnings=warnings)
 
 
 FORMATS = [SourceFormat(NAME, "prices", detect, parse, "Azure Retail Prices API JSON page")]

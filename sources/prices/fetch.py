@@ -13,8 +13,8 @@ from __future__ import annotations
 import io
 import json
 import re
-import zipfile
 import time
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime

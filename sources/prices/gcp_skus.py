@@ -67,6 +67,7 @@ def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
         description = sku.get("description")
         gpu = gpu_model_from_text(description) if group == "GPU" else None
         regions = sku.get("serviceRegions") or [None]
+        ref = sku.get("name") or sku.get("skuId")  # the SKU's resource name: its source URL (none: missing_source)
         for info in sku.get("pricingInfo") or []:
             expr = info.get("pricingExpression") or {}
             observed, basis = parse_ts(info.get("effectiveTime")), "source"
@@ -128,7 +129,7 @@ def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
                             "gpu_count": "1" if group == "GPU" else None,
                             "observed_at": observed,
                             "observed_at_basis": basis,
-                            "source": f"https://cloudbilling.googleapis.com/v1/{sku.get('name') or sku.get('skuId')}",
+                            "source": f"https://cloudbilling.googleapis.com/v1/{ref}" if ref else None,
                             "source_format": NAME,
                             "_source_line": index,
                         }
@@ -139,7 +140,7 @@ def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
         warnings.append(f"{used_fallback} pricing infos without effectiveTime; observed_at = fetch time")
     if doc.get("nextPageToken"):
         warnings.append(f"{path.name}: nextPageToken present: this file is one page of a longer SKU list")
-    return ParseOutput(tables={OBSERVATIONS: obs_table(rows)}, rejects=rejects, warnings=warnings)
+    return ParseOutput(tables={OBSERVATIONS: obs_table(rows, rejects)}, rejects=rejects, warnings=warnings)
 
 
 FORMATS = [SourceFormat(NAME, "prices", detect, parse, "GCP Cloud Billing Catalog API SKU list JSON")]

@@ -207,7 +207,7 @@ def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
         raise UnreadableFile(
             path, None, "no verda/vultr/digitalocean/jarvislabs price response found in the JSON"
         )
-    return ParseOutput(tables={OBSERVATIONS: obs_table(rows)}, rejects=rejects, warnings=warnings)
+    return ParseOutput(tables={OBSERVATIONS: obs_table(rows, rejects)}, rejects=rejects, warnings=warnings)
 
 
 FORMATS = [SourceFormat(NAME, "prices", detect, parse, "gpuhunt-captured neocloud provider API responses")]

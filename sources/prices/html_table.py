@@ -196,7 +196,7 @@ def parse(
             )
     if not rows and not rejects:
         raise UnreadableFile(path, None, "pricing table has a header but no priced rows")
-    return ParseOutput(tables={OBSERVATIONS: obs_table(rows)}, rejects=rejects, warnings=warnings)
+    return ParseOutput(tables={OBSERVATIONS: obs_table(rows, rejects)}, rejects=rejects, warnings=warnings)
 
 
 FORMATS = [SourceFormat(NAME, "prices", detect, parse, "Neocloud HTML pricing table (configured mapping)")]

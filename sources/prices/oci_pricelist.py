@@ -120,7 +120,7 @@ def parse(path: Path, fetched_at: datetime | None = None) -> ParseOutput:
                 )
     if free_tiers:
         warnings.append(f"{path.name}: {free_tiers} free (0-priced) tier(s) skipped")
-    return ParseOutput(tables={OBSERVATIONS: obs_table(rows)}, rejects=rejects, warnings=warnings)
+    return ParseOutput(tables={OBSERVATIONS: obs_table(rows, rejects)}, rejects=rejects, warnings=warnings)
 
 
 FORMATS = [SourceFormat(NAME, "prices", detect, parse, "Oracle Cloud price list API JSON")]

@@ -87,6 +87,29 @@ def test_gcp_units_plus_nanos(public_data):
     ).fetchone()[0] == Decimal("2.933908")
 
 
+def test_a_price_record_missing_a_required_value_is_a_reject_with_its_line(public_data, tmp_path):
+    """The GCP sample with SKU 1's skuId and SKU 2's usageType (its pricing category) nulled, and SKU 3's name and
+    skuId both nulled (its source URL is built from them): each record is rejected with its line, once per column
+    however many regions and tiers it had (missing_value / missing_source), and every other SKU's rows load.
+    Before, such rows loaded with NULLs and the blocking staging checks withheld the whole publication."""
+    doc = json.loads((public_data / "prices/gcp_cloudbilling_skus_api_sample.json").read_text())
+    doc["skus"][0]["skuId"] = None
+    doc["skus"][1]["category"]["usageType"] = None
+    doc["skus"][2]["name"] = doc["skus"][2]["skuId"] = None
+    path = tmp_path / "gcp_skus.json"
+    path.write_text(json.dumps(doc))
+    out = gcp_skus.parse(path, fetched_at=FETCHED)
+    assert sorted((r.line, r.rule, r.column) for r in out.rejects) == [
+        (1, "missing_value", "sku"), (2, "missing_value", "pricing_category"),
+        (3, "missing_source", "source"), (3, "missing_value", "sku")]
+    rest = doc["skus"][3:]
+    expected = sum(len(s["serviceRegions"]) * sum(len(p["pricingExpression"]["tieredRates"]) for p in s["pricingInfo"])
+                   for s in rest)
+    rows = _rows(out)
+    assert len(rows) == expected
+    assert {r["sku"] for r in rows} == {s["skuId"] for s in rest}
+
+
 def test_oci_gpu_parts_and_tiers(public_data):
     path = public_data / "prices/oci_pricelist_api_prices_usd.json"
     out = oci_pricelist.parse(path, fetched_at=FETCHED)
