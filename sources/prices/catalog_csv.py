@@ -67,7 +67,9 @@ def _finish(
     observed, basis, note = fetch_time(path, fetched_at)
     currencies = ", ".join(f"'{c}'" for c in sorted(CURRENCIES))
     con.execute(f"""create temp table judged as select *, try_cast(price_text as decimal(38, 12)) as price_dec,
-        case when coalesce(trim(price_text), '') = '' then 'missing_price'
+        case when coalesce(trim(sku), '') = '' then 'missing_sku'
+             when coalesce(trim(provider), '') = '' then 'missing_value'
+             when coalesce(trim(price_text), '') = '' then 'missing_price'
              when try_cast(price_text as decimal(38, 12)) is null then 'non_numeric'
              when try_cast(price_text as decimal(38, 12)) = 0 then 'zero_price'
              when try_cast(price_text as decimal(38, 12)) < 0 then 'negative_price'
@@ -76,8 +78,10 @@ def _finish(
     rejects = [
         Reject(line, rule, f"{rule.replace('_', ' ')}: {value!r}", col, value)
         for line, rule, col, value in con.execute(
-            "select _source_line, rule, case when rule = 'unknown_currency' then 'currency' else price_column end, "
-            "case when rule = 'unknown_currency' then currency else price_text end from judged where rule is not null order by 1"
+            "select _source_line, rule, case rule when 'unknown_currency' then 'currency' when 'missing_sku' then 'sku' "
+            "when 'missing_value' then 'provider' else price_column end, "
+            "case rule when 'unknown_currency' then currency when 'missing_sku' then sku when 'missing_value' then provider "
+            "else price_text end from judged where rule is not null order by 1"
         ).fetchall()
     ]
     table = con.execute(

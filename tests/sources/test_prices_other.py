@@ -66,6 +66,27 @@ def test_gpuhunt_csv():
     load_in_memory(out, "prices")
 
 
+def test_catalog_rows_without_their_instance_type_or_provider_are_rejected(tmp_path):
+    """A SkyPilot line with an empty InstanceType (line 3, g5.xlarge: an on-demand offer only) and a gpuhunt line
+    with an empty provider (line 2, in a provider column added to the sample) are rejects with their line; before,
+    they loaded with a NULL sku or provider and the blocking staging checks withheld the whole publication. The
+    other lines load, beside each sample's own reject."""
+    sky = (FIX / "skypilot_vms_sample.csv").read_text().splitlines()
+    sky[2] = "," + sky[2].split(",", 1)[1]
+    (tmp_path / "vms.csv").write_text("\n".join(sky) + "\n")
+    out = catalog_csv.parse_skypilot(tmp_path / "vms.csv", fetched_at=FETCHED)
+    assert [(r.line, r.rule, r.column) for r in out.rejects] == [
+        (3, "missing_sku", "sku"), (6, "missing_price", "Price")]
+    assert "g5.xlarge" not in {r["sku"] for r in out.tables["gpu_price_observations"].to_pylist()}
+    hunt = (FIX / "gpuhunt_catalog_sample.csv").read_text().splitlines()
+    hunt[0] = hunt[0] + ",provider"
+    hunt[1:] = [line + ("," if i == 2 else ",aws") for i, line in enumerate(hunt[1:], start=2)]
+    (tmp_path / "hunt.csv").write_text("\n".join(hunt) + "\n")
+    out = catalog_csv.parse_gpuhunt(tmp_path / "hunt.csv", fetched_at=FETCHED)
+    assert [(r.line, r.rule, r.column) for r in out.rejects] == [(2, "missing_value", "provider"), (6, "negative_price", "price")]
+    assert {r["provider"] for r in out.tables["gpu_price_observations"].to_pylist()} == {"aws"}
+
+
 def test_html_page():
     out = html_table.parse(FIX / "neocloud_pricing_page.html")
     rows = out.tables["gpu_price_observations"].to_pylist()
