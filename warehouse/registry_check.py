@@ -8,8 +8,8 @@ version of every registry file (the rows dbt's `latest_registry_version` reads):
   defined twice, in one file or across files. The definition in the file landed first (by its
   landing time, then its name, then its line) stands; every later one is quarantined, so a new file
   can never take over a team that exists.
-- `registry_unknown_team`: a workload whose team no registry file defines (checked before the
-  workload duplicates, so a good definition of the same id elsewhere stands).
+- `registry_unknown_team`: a workload whose team no registry file defines, or that names no team
+  (checked before the workload duplicates, so a good definition of the same id elsewhere stands).
 
 A quarantined entry is deleted from its raw.registry_* table and listed in audit.dq_rejects with
 its file, line and what it conflicts with; the rest of the registry and every other source publish.
@@ -74,11 +74,13 @@ def _unknown_teams(con: duckdb.DuckDBPyConnection) -> list[Conflict]:
         select w.workload_id, w.team_id, w._file_hash, l.source_file, l.format, w._source_line,
                (select string_agg(team_id, ', ' order by team_id) from teams) as known
         from raw.registry_workloads as w join latest as l on w._file_hash = l.file_hash
-        where w.team_id is not null and w.team_id not in (select team_id from teams)
+        where w.team_id is null or trim(w.team_id) = '' or w.team_id not in (select team_id from teams)
         order by l.source_file, w._source_line""").fetchall()
-    return [Conflict("registry_workloads", fh, name, fmt, line, "team_id", str(team), "registry_unknown_team",
-                     f"{name}:{line}: workload {wid!r} names team {team!r}, which no registry file defines "
-                     f"(teams: {known or 'none'}); quarantined")
+    # A workload naming no team at all is quarantined the same way: no one would own its costs.
+    return [Conflict("registry_workloads", fh, name, fmt, line, "team_id", str(team or ""), "registry_unknown_team",
+                     f"{name}:{line}: workload {wid!r} "
+                     + (f"names team {team!r}, which no registry file defines" if team and team.strip()
+                        else "names no team") + f" (teams: {known or 'none'}); quarantined")
             for wid, team, fh, name, fmt, line, known in rows]
 
 

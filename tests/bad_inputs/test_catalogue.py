@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import shutil
 from collections import Counter
 from decimal import Decimal
@@ -206,3 +207,27 @@ def test_a_serving_run_without_its_date_is_listed_not_charged(catalogue_run: dic
     assert len(runs) == 1 and runs[0][1] is not None and runs[0][2] == 8
     assert lines == 0
     assert warned == [("warn", "Benchmark runs not charged: no start time: 1 benchmark run")]
+
+
+def test_a_run_of_an_unregistered_workload_publishes_and_is_named(catalogue_run: dict) -> None:
+    """training_runs_unregistered_workload.csv: one completed run of vision-pretrain-x, a workload the bundled
+    registry does not list. Before, the marts' blocking relationship checks withheld every source; now the run is
+    published (fct_training_runs) and the warning check names the workload, here in fct_training_runs."""
+    con = duckdb.connect(str(catalogue_run["home"] / "serving.duckdb"), read_only=True)
+    try:
+        runs = con.execute("select run_id from fct_training_runs where workload_id = 'vision-pretrain-x'").fetchall()
+        warned = con.execute("select status from check_results where check_name = "
+                             "'assert_workloads_are_registered'").fetchall()
+    finally:
+        con.close()
+    ledger = duckdb.connect(str(catalogue_run["home"] / "ledger.duckdb"), read_only=True)
+    try:
+        named = ledger.execute(
+            "select failing_row from audit.check_failures where check_name = 'assert_workloads_are_registered' "
+            "and run_id = (select max(run_id) from audit.check_failures)").fetchall()
+    finally:
+        ledger.close()
+    assert runs == [("uw-2025-03-a",)]
+    assert warned == [("warn",)]
+    marts = {json.loads(r)["mart"] for (r,) in named if json.loads(r)["workload_id"] == "vision-pretrain-x"}
+    assert "fct_training_runs" in marts, named

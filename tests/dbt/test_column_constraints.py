@@ -60,7 +60,8 @@ def test_foreign_keys_ride_on_the_column_constraints_test(manifest: dict) -> Non
     assert not left, f"fold these into the model's column_constraints test: {left}"
     folded = {n["unique_id"]: n for n in tests if (n.get("test_metadata") or {}).get("name") == "column_constraints"
               and (n["test_metadata"]["kwargs"] or {}).get("relationships")}
-    assert sum(len(n["test_metadata"]["kwargs"]["relationships"]) for n in folded.values()) >= 25
+    # 17 since the marts' workload_id -> registry keys became one warning (assert_workloads_are_registered)
+    assert sum(len(n["test_metadata"]["kwargs"]["relationships"]) for n in folded.values()) >= 15
     for uid, node in folded.items():
         assert uid.startswith(f"test.gpu_ledger.column_constraints_{node['attached_node'].split('.')[-1]}_.")
         parents = {manifest["nodes"][d]["name"] for d in node["depends_on"]["nodes"]}

@@ -66,6 +66,8 @@ workloads:
   - id: orphan
     team: nobody
     type: evaluation
+  - id: teamless
+    type: evaluation
 """
     con = _load(tmp_path, _inputs(tmp_path, {"zz_more.yaml": extra}), "run-1")
     try:
@@ -73,16 +75,21 @@ workloads:
             ("zz_more.yaml", 2, "registry_duplicate_team", "research"),
             ("zz_more.yaml", 10, "registry_duplicate_workload", "lab-evals"),
             ("zz_more.yaml", 13, "registry_unknown_team", "nobody"),
+            # no team at all: before, it loaded with a NULL team_id and the blocking staging check withheld
+            # every source (85 failing checks)
+            ("zz_more.yaml", 16, "registry_unknown_team", ""),
         ]
+        [msg] = con.execute("select message from audit.dq_rejects where value = ''").fetchone()
+        assert msg.startswith("zz_more.yaml:16: workload 'teamless' names no team (teams: ")
         [msg] = con.execute("select message from audit.dq_rejects where rule = 'registry_duplicate_team'").fetchone()
         assert msg.startswith("zz_more.yaml:2: team 'research' is already defined at teams.yaml:4")
         teams = dict(con.execute("select team_id, name from raw.registry_teams").fetchall())
         assert teams["research"] == "Foundation Research" and teams["lab"] == "Lab"
         lab = con.execute("select count(*) from raw.registry_workloads where workload_id = 'lab-evals'").fetchone()
         assert lab == (1,)
-        # file_loads counts agree: 2 teams + 3 workloads parsed, 3 quarantined
+        # file_loads counts agree: 2 teams + 4 workloads parsed, 4 quarantined
         assert con.execute("select rows_loaded, rejects from audit.file_loads where source_file = 'zz_more.yaml'"
-                           ).fetchone() == (2, 3)
+                           ).fetchone() == (2, 4)
     finally:
         con.close()
 
