@@ -551,7 +551,10 @@ api_routes as (
            {{ json_text('route', "'model_key'") }} as model_key,
            {{ json_text('route', "'benchmark_model_id'") }} as benchmark_model_id,
            cast({{ json_text('route', "'quality_acceptance'") }} as double) as route_quality_acceptance,
-           coalesce({{ json_text('route', "'model'") }}, workloads.model_name) as served_model,
+           -- A workload whose model names no name is served as the route's catalog key says (never a NULL
+           -- candidate name, which the blocking checks would refuse for every source).
+           coalesce({{ json_text('route', "'model'") }}, workloads.model_name, {{ json_text('route', "'model_key'") }})
+               as served_model,
            -- A route naming another model than the workload's cannot borrow today's quality acceptance.
            {{ json_text('route', "'model'") }} is null
                or lower({{ json_text('route', "'model'") }}) = lower(coalesce(workloads.model_name, '')) as same_model
