@@ -173,6 +173,66 @@ def _mappings(items: list[Any], rejects: list[Reject]) -> list[dict[str, Any]]:
     return rows
 
 
+# Policies whose values the models cast to numbers: the scalar itself (None), the listed keys of a mapping, or
+# every value of a mapping ("*"). A value that is not a number (`observability_share: 3%`) made a model fail
+# and withheld every source; it is an invalid_policy reject with its line now, and the default applies.
+NUMERIC_POLICIES: dict[str, tuple[str, ...] | None] = {
+    "observability_share": None, "serving_target_utilisation": None, "fx_lookback_days": None,
+    "bill_rate_tolerance": None,
+    "platform_labor_monthly": ("amount",), "operator_hourly_rate": ("amount",), "moderation_cost_per_asset": ("amount",),
+    "pricing_category_factors": ("*",), "decisions": ("*",),
+    "owned_hardware": ("amortisation_months", "electricity_per_kwh", "pue", "ops_per_gpu_month", "ops_per_gpu_hour",
+                       "capex_per_gpu.*", "power_kw_per_gpu.*"),
+}
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    try:
+        float(str(value).strip())
+        return True
+    except ValueError:
+        return False
+
+
+def _numeric_policy(name: str, value: Any, line: int | None, rejects: list[Reject]) -> tuple[bool, Any]:
+    """(keep, value): a number-valued policy with every non-number taken out and named as invalid_policy."""
+    def bad(where: str, got: Any, at: int | None) -> None:
+        rejects.append(Reject(at or line, "invalid_policy", f"policy {where} = {got!r} is not a number; "
+                              "the default applies", where, str(got)[:200]))
+
+    spec = NUMERIC_POLICIES[name]
+    if spec is None:
+        if value is not None and not _is_number(value):
+            bad(name, value, line)
+            return False, value
+        return True, value
+    if not isinstance(value, dict):
+        return True, value
+    kept = dict(value)
+    for key in spec:
+        if key == "*":  # every value of the mapping
+            for k, v in value.items():
+                if v is not None and not isinstance(v, (dict, list)) and not _is_number(v):
+                    bad(f"{name}.{k}", v, line_of(value, str(k)))
+                    kept.pop(k)
+        elif key.endswith(".*"):  # every value of a sub-mapping (a price per GPU model)
+            sub = key[:-2]
+            inner = value.get(sub)
+            if isinstance(inner, dict):
+                for k, v in inner.items():
+                    if v is not None and not _is_number(v):
+                        bad(f"{name}.{sub}.{k}", v, line_of(inner, str(k)))
+                kept[sub] = {k: v for k, v in inner.items() if v is None or _is_number(v)}
+        elif value.get(key) is not None and not _is_number(value[key]):
+            bad(f"{name}.{key}", value[key], line_of(value, key))
+            kept.pop(key)
+    return True, kept
+
+
 def _time_slicing(entries: Any, line: int | None, rejects: list[Reject]) -> list[dict[str, Any]]:
     """The valid entries of policy gpu_time_slicing: a `match` (a pattern or a list of them) and a whole
     number of `replicas` >= 1; any other entry is an `invalid_policy` reject and is not applied."""
@@ -200,6 +260,10 @@ def _policies(doc: Any, rejects: list[Reject]) -> list[dict[str, Any]]:
         line = line_of(doc, str(k))
         if str(k) == "gpu_time_slicing":
             v = _time_slicing(v, line, rejects)
+        elif str(k) in NUMERIC_POLICIES:
+            keep, v = _numeric_policy(str(k), v, line, rejects)
+            if not keep:
+                continue
         rows.append({"policy": str(k), "value": json.dumps(v), "_source_line": line})
     return rows
 

@@ -118,6 +118,17 @@ def _record_dbt_results(
     return counts, blocking
 
 
+def _node_errors(results: dict[str, Any]) -> list[str]:
+    """`model <name>: <the last line of dbt's message>` for every model, seed or snapshot that errored."""
+    out = []
+    for r in results.get("results", []):
+        uid = str(r.get("unique_id", ""))
+        if r.get("status") == "error" and not uid.startswith(("test.", "unit_test.")):
+            lines = str(r.get("message") or "").strip().splitlines()
+            out.append(f"{uid.split('.')[0]} {uid.split('.')[-1]}: {lines[-1].strip() if lines else 'error'}")
+    return out
+
+
 class DbtBuildConfig(dg.Config):
     """Options of one `dbt build`; the defaults are the nightly incremental refresh."""
 
@@ -190,9 +201,10 @@ def ledger_dbt_assets(
     failed = counts["fail"] + counts["error"]
     context.log.info(f"dbt tests: {counts['pass']} passed, {counts['warn']} warnings, {failed} failed")
     if not invocation.is_successful():
-        # Name the checks that failed (the first five) in the error itself; the tests a failure left unable to
-        # run are only counted, and a failed model names no test.
-        named = "; ".join(blocking[:5]) + ("; ..." if len(blocking) > 5 else "")
+        # Name what failed (the first five) in the error itself: a model that could not be built, with the first
+        # line of dbt's message, and the checks that failed; the tests a failure left unable to run are counted.
+        failed_names = _node_errors(run_results) + blocking
+        named = "; ".join(failed_names[:5]) + ("; ..." if len(failed_names) > 5 else "")
         raise dg.Failure(
             description=f"dbt build failed ({failed} failing tests{': ' + named if named else ''}); "
                         "the publication is withheld",
