@@ -178,7 +178,6 @@ def _mappings(items: list[Any], rejects: list[Reject]) -> list[dict[str, Any]]:
 # and withheld every source; it is an invalid_policy reject with its line now, and the default applies.
 NUMERIC_POLICIES: dict[str, tuple[str, ...] | None] = {
     "observability_share": None, "serving_target_utilisation": None, "fx_lookback_days": None,
-    "bill_rate_tolerance": None,
     "platform_labor_monthly": ("amount",), "operator_hourly_rate": ("amount",), "moderation_cost_per_asset": ("amount",),
     "pricing_category_factors": ("*",), "decisions": ("*",),
     "owned_hardware": ("amortisation_months", "electricity_per_kwh", "pue", "ops_per_gpu_month", "ops_per_gpu_hour",
