@@ -181,9 +181,11 @@ resolved as (
     left join workloads as label_workload on lower(label_workload.workload_id) = label_values.label_workload
 ),
 
--- The replicas each job's devices are slices of: the longest matching pattern (then the most replicas).
+-- The replicas each job's devices are slices of: the longest matching pattern (then the most replicas). An
+-- aggregate, not a window over job_key: the night's only window by job is latest_rows' (macros/latest_rows.sql).
 job_time_slicing as (
-    select job_key, replicas from (
+    select job_key, max_by(replicas, length(pattern) * 1000000 + replicas) as replicas
+    from (
         select jobs.job_key, ts.pattern, ts.replicas
         from jobs
         inner join time_slicing as ts
@@ -193,7 +195,7 @@ job_time_slicing as (
         from job_nodes, {{ lateral_explode('job_nodes.nodes') }} as n(node)
         inner join time_slicing as ts on 'host:' || lower(n.node) like ts.like_pattern
     ) as matched
-    qualify row_number() over (partition by job_key order by length(pattern) desc, replicas desc) = 1
+    group by job_key
 ),
 
 fractions as (
