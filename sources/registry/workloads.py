@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -185,27 +186,31 @@ NUMERIC_POLICIES: dict[str, tuple[str, ...] | None] = {
 }
 
 
+# Cast to an integer by their model (fct_fx_rates_daily): 4.5 would silently become 5 days.
+WHOLE_NUMBER_POLICIES = frozenset({"fx_lookback_days"})
+
+
 def _is_number(value: Any) -> bool:
+    """A finite number, or text of one (YAML reads `.nan` and `.inf` as floats: neither is a policy value)."""
     if isinstance(value, bool):
         return False
-    if isinstance(value, (int, float)):
-        return True
     try:
-        float(str(value).strip())
-        return True
-    except ValueError:
+        return math.isfinite(float(value if isinstance(value, (int, float)) else str(value).strip()))
+    except (ValueError, OverflowError):
         return False
 
 
 def _numeric_policy(name: str, value: Any, line: int | None, rejects: list[Reject]) -> tuple[bool, Any]:
     """(keep, value): a number-valued policy with every non-number taken out and named as invalid_policy."""
     def bad(where: str, got: Any, at: int | None) -> None:
-        rejects.append(Reject(at or line, "invalid_policy", f"policy {where} = {got!r} is not a number; "
+        what = "a whole number" if where in WHOLE_NUMBER_POLICIES else "a number"
+        rejects.append(Reject(at or line, "invalid_policy", f"policy {where} = {got!r} is not {what}; "
                               "the default applies", where, str(got)[:200]))
 
     spec = NUMERIC_POLICIES[name]
     if spec is None:
-        if value is not None and not _is_number(value):
+        whole = name not in WHOLE_NUMBER_POLICIES or (_is_number(value) and float(value) == int(float(value)))
+        if value is not None and not (_is_number(value) and whole):
             bad(name, value, line)
             return False, value
         return True, value
