@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests import golden_cases, prefetch
-from tests.golden_cases import cents, rows
+from tests.golden_cases import cents, dec, differences, rows
 
 REPO = Path(__file__).resolve().parents[2]
 INPUTS = REPO / "tests" / "golden_physical" / "inputs"
@@ -43,28 +43,6 @@ def con(golden_physical_run: dict):
     with golden_cases.published(golden_physical_run) as con:
         yield con
 
-
-
-def dec(value) -> Decimal | None:
-    return None if value is None else Decimal(str(value))
-
-
-
-def differences(got: dict, expected: dict, tolerance: Decimal) -> list[str]:
-    """Rows (key -> {column: value}) that differ: a missing or extra key, or a value further than
-    `tolerance` from the expected one (None only equals None). Empty when the tables agree."""
-    out = [f"missing row {k}" for k in expected.keys() - got.keys()]
-    out += [f"extra row {k}: {got[k]}" for k in got.keys() - expected.keys()]
-    for key in expected.keys() & got.keys():
-        for column, want in expected[key].items():
-            have = got[key][column]
-            if want is None or have is None:
-                ok = want is None and have is None
-            else:
-                ok = abs(dec(have) - dec(want)) <= tolerance
-            if not ok:
-                out.append(f"{key} {column}: got {have}, expected {want}")
-    return sorted(out)
 
 
 def utc(value) -> datetime:

@@ -30,7 +30,7 @@ import duckdb
 import pytest
 
 from tests import golden_cases, prefetch
-from tests.golden_cases import cents, rows
+from tests.golden_cases import cents, dec, differences, rows
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden_physical" / "inputs"
@@ -76,35 +76,27 @@ def con(time_slicing_run: dict):
         yield con
 
 
-def _dec(value) -> Decimal:
-    return Decimal(str(value))
-
-
-def _off(got: dict, want: dict) -> dict:
-    """The keys whose value is missing or further than HOURS from the expected one."""
-    return {k: got.get(k) for k, w in want.items() if got.get(k) is None or abs(_dec(got[k]) - Decimal(w)) > HOURS}
-
-
 def test_the_pool_holds_four_quarters_of_one_gpu(con) -> None:
-    got = rows(con, "select * from fct_gpu_idle_daily")
-    assert [(r["pool_id"], r["gpu_model"], str(r["day"])) for r in got] == [(K8S, H100, "2025-06-16")]
-    want = {"billed_gpu_hours": "24", "allocated_gpu_hours": "1", "used_gpu_hours": "0.8",
-            "unallocated_gpu_hours": "23", "idle_gpu_hours": "23.2", "over_allocation_gpu_hours": "0",
-            "utilisation_pct": "80"}
-    assert _off(got[0], want) == {}
+    cols = ["billed_gpu_hours", "allocated_gpu_hours", "used_gpu_hours", "unallocated_gpu_hours", "idle_gpu_hours",
+            "over_allocation_gpu_hours", "utilisation_pct"]
+    got = {(r["pool_id"], r["gpu_model"], str(r["day"])): {c: r[c] for c in cols}
+           for r in rows(con, "select * from fct_gpu_idle_daily")}
+    want = {(K8S, H100, "2025-06-16"): dict(zip(cols, ("24", "1", "0.8", "23", "23.2", "0", "80")))}
+    assert differences(got, want, HOURS) == []
 
 
 def test_each_team_holds_its_quarters(con) -> None:
-    got = {r["team_id"]: r["allocated_gpu_hours"] for r in rows(con, "select * from fct_gpu_utilisation_daily")}
-    want = {"vision": "0.25", "speech": "0.25", "nlp": "0.5", "(unallocated)": "0"}
-    assert set(got) == set(want)
-    assert _off(got, want) == {}
+    got = {(r["team_id"],): {"allocated_gpu_hours": r["allocated_gpu_hours"]}
+           for r in rows(con, "select * from fct_gpu_utilisation_daily")}
+    want = {(team,): {"allocated_gpu_hours": h}
+            for team, h in [("vision", "0.25"), ("speech", "0.25"), ("nlp", "0.5"), ("(unallocated)", "0")]}
+    assert differences(got, want, HOURS) == []
 
 
 def test_owned_money_follows_the_quarters(con) -> None:
     got: dict[tuple[str, str], Decimal] = {}
     for r in rows(con, "select * from fct_showback_monthly"):
-        got[(r["team_id"], r["component"])] = got.get((r["team_id"], r["component"]), Decimal(0)) + _dec(r["amount"])
+        got[(r["team_id"], r["component"])] = got.get((r["team_id"], r["component"]), Decimal(0)) + dec(r["amount"])
     assert {k: cents(v) for k, v in got.items()} == {
         ("vision", "gpu_compute"): cents("0.50"), ("speech", "gpu_compute"): cents("0.50"),
         ("nlp", "gpu_compute"): cents("1.00"), ("(idle)", "idle_capacity"): cents("46.00")}
